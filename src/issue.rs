@@ -1,0 +1,1 @@
+//! issue (in progress)

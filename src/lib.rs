@@ -1,0 +1,25 @@
+//! swe-forge: turns real repositories into fresh, verified software-engineering tasks.
+//!
+//! The pipeline (see DESIGN.md): import seeds → mutate → baseline → screen → verify → issue →
+//! emit. Each stage is a module with typed input and output; `pipeline` wires them together.
+
+pub mod assets;
+pub mod baseline;
+pub mod bench;
+pub mod candidate;
+pub mod issue;
+pub mod lang;
+pub mod mutator;
+pub mod pipeline;
+pub mod repo;
+pub mod run;
+pub mod runner;
+pub mod sandbox;
+pub mod seed;
+pub mod store;
+pub mod task;
+pub mod verdict;
+pub mod verify;
+
+/// The tool version recorded in every task's evidence.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,1 @@
+//! Mutators: the YAML rule schema, compiling and checking rules at load time, rewrite primitives.

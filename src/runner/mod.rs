@@ -1,0 +1,1 @@
+//! Test runners (in progress)

@@ -1,0 +1,1 @@
+//! Sandboxes (in progress)

@@ -1,0 +1,1 @@
+//! task (in progress)

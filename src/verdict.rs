@@ -1,0 +1,1 @@
+//! verdict (in progress)
