@@ -1,1 +1,242 @@
-//! baseline (in progress)
+//! Baselines: the full suite run repeatedly on the clean commit → the stable-pass, flaky and
+//! failing sets, per-test durations, the timeouts later runs get, and the coverage map.
+
+use crate::coverage::CoverageMap;
+use crate::run::{Run, RunEnd, TestStatus};
+use crate::runner::{RunnerError, TestRunner};
+use crate::sandbox::Worker;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// How the baseline is taken and how later timeouts derive from it.
+#[derive(Clone, Debug)]
+pub struct BaselineConfig {
+    /// Full-suite repeats on the clean code (default 3).
+    pub repeats: usize,
+    /// Hard timeout of one baseline run.
+    pub timeout: Duration,
+    /// Later runs get `factor × slowest baseline run + slack`, at least `min_timeout`.
+    pub factor: f64,
+    pub slack: Duration,
+    pub min_timeout: Duration,
+}
+
+impl Default for BaselineConfig {
+    fn default() -> Self {
+        BaselineConfig {
+            repeats: 3,
+            timeout: Duration::from_secs(900),
+            factor: 3.0,
+            slack: Duration::from_secs(5),
+            min_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error("baseline run {label} hit the {seconds:.0}s timeout: the clean test suite hangs or is too slow")]
+    TimedOut { label: String, seconds: f64 },
+    #[error("baseline run {label} did not complete: {detail}")]
+    Broken { label: String, detail: String },
+    #[error("no test passes reliably on the clean code ({total} tests: {failing} failing, {flaky} flaky)")]
+    NoStableTests {
+        total: usize,
+        failing: usize,
+        flaky: usize,
+    },
+    #[error(transparent)]
+    Runner(#[from] RunnerError),
+}
+
+/// What the clean code's tests do.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// The repeated full-suite runs (evidence for check 1 of triple verification).
+    pub runs: Vec<Run>,
+    /// The run with per-test coverage.
+    pub coverage_run: Run,
+    /// Passed in every repeat.
+    pub stable_pass: BTreeSet<String>,
+    /// Different statuses across repeats.
+    pub flaky: BTreeSet<String>,
+    /// Failed or errored in every repeat.
+    pub failing: BTreeSet<String>,
+    /// Mean duration per stable test, seconds.
+    pub durations: BTreeMap<String, f64>,
+    /// Wall time of the slowest repeat, seconds.
+    pub suite_seconds: f64,
+    /// The timeout later runs get, seconds.
+    pub run_timeout_s: f64,
+    pub coverage: CoverageMap,
+}
+
+impl Baseline {
+    pub fn run_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.run_timeout_s)
+    }
+}
+
+/// Run the baseline on a clean worker.
+pub fn run_baseline(
+    worker: &mut dyn Worker,
+    runner: &dyn TestRunner,
+    cfg: &BaselineConfig,
+) -> Result<Baseline, BaselineError> {
+    worker.reset().map_err(RunnerError::from)?;
+    let mut runs = Vec::new();
+    for i in 1..=cfg.repeats.max(1) {
+        let label = format!("baseline#{i}");
+        let run = runner.run(worker, &label, None, cfg.timeout)?;
+        tracing::info!(run = %label, "{}", run.summary());
+        check_complete(&run, cfg.timeout)?;
+        runs.push(run);
+    }
+    let (coverage_run, coverage) = runner.run_with_coverage(worker, cfg.timeout)?;
+    check_complete(&coverage_run, cfg.timeout)?;
+    tracing::info!(
+        lines = coverage.covered_lines(),
+        tests = coverage.tests.len(),
+        "coverage map built"
+    );
+    Ok(classify(runs, coverage_run, coverage, cfg)?)
+}
+
+fn check_complete(run: &Run, timeout: Duration) -> Result<(), BaselineError> {
+    match run.end {
+        RunEnd::TimedOut => Err(BaselineError::TimedOut {
+            label: run.label.clone(),
+            seconds: timeout.as_secs_f64(),
+        }),
+        RunEnd::Signaled => Err(BaselineError::Broken {
+            label: run.label.clone(),
+            detail: format!("killed by signal {}", run.signal.unwrap_or(0)),
+        }),
+        RunEnd::Exited if run.results.is_empty() => Err(BaselineError::Broken {
+            label: run.label.clone(),
+            detail: run
+                .anomaly
+                .clone()
+                .unwrap_or_else(|| "the report lists no test".to_string()),
+        }),
+        RunEnd::Exited => Ok(()),
+    }
+}
+
+/// Sort tests into stable-pass / flaky / failing from repeated runs.
+pub fn classify(
+    runs: Vec<Run>,
+    coverage_run: Run,
+    coverage: CoverageMap,
+    cfg: &BaselineConfig,
+) -> Result<Baseline, BaselineError> {
+    let all: BTreeSet<String> = runs.iter().flat_map(|r| r.results.keys().cloned()).collect();
+    let mut stable_pass = BTreeSet::new();
+    let mut flaky = BTreeSet::new();
+    let mut failing = BTreeSet::new();
+    let mut durations = BTreeMap::new();
+    for id in &all {
+        // FAILED and ERROR both mean "fails": a test that fails both ways is failing, not flaky.
+        let statuses: BTreeSet<TestStatus> = runs
+            .iter()
+            .map(|r| match r.status(id) {
+                TestStatus::Error => TestStatus::Failed,
+                s => s,
+            })
+            .collect();
+        if statuses.len() > 1 {
+            flaky.insert(id.clone());
+        } else if statuses.contains(&TestStatus::Passed) {
+            stable_pass.insert(id.clone());
+            let total: f64 = runs
+                .iter()
+                .filter_map(|r| r.results.get(id))
+                .map(|t| t.duration_s)
+                .sum();
+            durations.insert(id.clone(), total / runs.len() as f64);
+        } else if statuses.iter().all(|s| s.is_failure()) {
+            failing.insert(id.clone());
+        }
+    }
+    if stable_pass.is_empty() {
+        return Err(BaselineError::NoStableTests {
+            total: all.len(),
+            failing: failing.len(),
+            flaky: flaky.len(),
+        });
+    }
+    let suite_seconds = runs.iter().map(|r| r.duration_s).fold(0.0, f64::max);
+    let run_timeout_s = (cfg.factor * suite_seconds + cfg.slack.as_secs_f64())
+        .max(cfg.min_timeout.as_secs_f64());
+    Ok(Baseline {
+        runs,
+        coverage_run,
+        stable_pass,
+        flaky,
+        failing,
+        durations,
+        suite_seconds,
+        run_timeout_s,
+        coverage,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::TestResult;
+
+    fn run(label: &str, statuses: &[(&str, TestStatus)], secs: f64) -> Run {
+        Run {
+            label: label.into(),
+            requested: None,
+            end: RunEnd::Exited,
+            exit_code: Some(0),
+            signal: None,
+            results: statuses
+                .iter()
+                .map(|(id, s)| {
+                    (
+                        id.to_string(),
+                        TestResult {
+                            status: *s,
+                            duration_s: 0.1,
+                            message: None,
+                        },
+                    )
+                })
+                .collect(),
+            duration_s: secs,
+            log_digest: String::new(),
+            log_path: None,
+            anomaly: None,
+        }
+    }
+
+    #[test]
+    fn classifies_stable_flaky_and_failing() {
+        use TestStatus::*;
+        let runs = vec![
+            run("b1", &[("a", Passed), ("b", Passed), ("c", Failed), ("d", Skipped)], 1.0),
+            run("b2", &[("a", Passed), ("b", Failed), ("c", Failed), ("d", Skipped)], 2.0),
+            run("b3", &[("a", Passed), ("b", Passed), ("c", Error), ("d", Skipped)], 1.5),
+        ];
+        let cov = run("coverage", &[], 1.0);
+        let b = classify(runs, cov, CoverageMap::default(), &BaselineConfig::default()).unwrap();
+        assert_eq!(b.stable_pass, ["a".to_string()].into());
+        assert_eq!(b.flaky, ["b".to_string()].into());
+        assert_eq!(b.failing, ["c".to_string()].into());
+        assert_eq!(b.suite_seconds, 2.0);
+        assert_eq!(b.run_timeout_s, 11.0);
+    }
+
+    #[test]
+    fn no_stable_test_is_an_error() {
+        use TestStatus::*;
+        let runs = vec![run("b1", &[("a", Failed)], 1.0), run("b2", &[("a", Failed)], 1.0)];
+        let err = classify(runs, run("c", &[], 1.0), CoverageMap::default(), &BaselineConfig::default())
+            .unwrap_err();
+        assert!(err.to_string().contains("1 failing"), "{err}");
+    }
+}

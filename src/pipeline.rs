@@ -1,1 +1,658 @@
-//! pipeline (in progress)
+//! `run`: the stages wired together — import → environment → baseline → mutate → screen and
+//! verify (parallel workers) → issue → emit — with every decision written to the state store so
+//! an interrupted run resumes where it stopped.
+
+use crate::baseline::{self, Baseline, BaselineConfig};
+use crate::candidate::{self, Budget, Candidate};
+use crate::issue::{self, IssueInput};
+use crate::lang::Language;
+use crate::mutator::{self, Mutator};
+use crate::repo::{self, Repo};
+use crate::runner::pytest::Pytest;
+use crate::runner::TestRunner;
+use crate::sandbox::local::LocalSandbox;
+use crate::sandbox::{Environment, Limits, Sandbox};
+use crate::seed::{self, Manifest};
+use crate::store::{Decided, SeedStatus, Store};
+use crate::task::{self, Task};
+use crate::verify::{self, Outcome, VerifyConfig};
+use crate::verdict::Verdict;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Instant;
+
+/// Which sandbox backend runs the tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxChoice {
+    Auto,
+    Docker,
+    Local,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Seed(#[from] seed::SeedError),
+    #[error(transparent)]
+    Mutator(#[from] mutator::MutatorError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+    #[error("the docker sandbox is not available in this build yet; use --sandbox local")]
+    DockerUnavailable,
+}
+
+fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PipelineError {
+    let context = context.into();
+    move |source| PipelineError::Io { context, source }
+}
+
+/// Everything `run` needs to know.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// `None`: the embedded demo seeds.
+    pub manifest: Option<PathBuf>,
+    pub out: PathBuf,
+    pub cache: PathBuf,
+    pub sandbox: SandboxChoice,
+    pub jobs: usize,
+    pub budget: Budget,
+    pub baseline: BaselineConfig,
+    pub verify: VerifyConfig,
+    pub limits: Limits,
+    /// Rules from this directory instead of the embedded ones (`<dir>/<language>/*.yaml`).
+    pub mutators_dir: Option<PathBuf>,
+    /// Only these seeds of the manifest (all when empty).
+    pub only: Vec<String>,
+    /// Verify these candidates (JSON lines, as `mutate --json` prints them) instead of
+    /// enumerating; the file paths must be relative to the seed's repository root.
+    pub candidates_file: Option<PathBuf>,
+    pub progress: bool,
+}
+
+/// What happened to one seed.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SeedSummary {
+    pub seed: String,
+    /// `done`, `rejected` (baseline unusable, no tests…), `failed` (import or environment).
+    pub status: String,
+    pub detail: String,
+    pub commit: Option<String>,
+    pub files: usize,
+    pub skipped_files: usize,
+    pub enumerated: usize,
+    pub sampled: usize,
+    /// Decided in an earlier, interrupted run and not redone.
+    pub resumed: usize,
+    pub decided: usize,
+    pub killed: usize,
+    pub accepted: usize,
+    pub rejected: BTreeMap<String, usize>,
+    pub seconds: f64,
+}
+
+/// What `run` did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunSummary {
+    pub out: PathBuf,
+    pub sandbox: String,
+    pub seeds: Vec<SeedSummary>,
+    pub tasks: usize,
+    pub interrupted: bool,
+    pub seconds: f64,
+}
+
+/// Set by Ctrl-C: workers finish their current candidate and stop.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Load the manifest (or the embedded demo) and run the whole pipeline.
+pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
+    let started = Instant::now();
+    std::fs::create_dir_all(&cfg.out).map_err(io_err(format!("creating {}", cfg.out.display())))?;
+    std::fs::create_dir_all(&cfg.cache)
+        .map_err(io_err(format!("creating {}", cfg.cache.display())))?;
+    let manifest_path = match &cfg.manifest {
+        Some(p) => p.clone(),
+        None => crate::assets::demo_manifest(&cfg.cache)
+            .map_err(io_err("extracting the demo seeds"))?,
+    };
+    let manifest = seed::load_manifest(&manifest_path)?;
+    let sandbox = make_sandbox(cfg)?;
+    let store = Store::open(&cfg.out.join("state.db"))?;
+    let mut summary = RunSummary {
+        out: cfg.out.clone(),
+        sandbox: sandbox.kind().to_string(),
+        ..Default::default()
+    };
+    for seed in selected(&manifest, &cfg.only) {
+        if STOP.load(Ordering::SeqCst) {
+            break;
+        }
+        let s = run_seed(cfg, &manifest, seed, sandbox.as_ref(), &store)?;
+        tracing::info!(
+            seed = %s.seed,
+            status = %s.status,
+            accepted = s.accepted,
+            decided = s.decided,
+            "seed finished"
+        );
+        summary.seeds.push(s);
+    }
+    summary.tasks = write_outputs(&store, &cfg.out)?;
+    summary.interrupted = STOP.load(Ordering::SeqCst);
+    summary.seconds = started.elapsed().as_secs_f64();
+    let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
+    std::fs::write(cfg.out.join("summary.json"), json)
+        .map_err(io_err("writing summary.json"))?;
+    Ok(summary)
+}
+
+fn selected<'m>(manifest: &'m Manifest, only: &[String]) -> Vec<&'m crate::seed::Seed> {
+    manifest
+        .seeds
+        .iter()
+        .filter(|s| only.is_empty() || only.contains(&s.name))
+        .collect()
+}
+
+/// Build the sandbox the configuration asks for.
+pub fn make_sandbox(cfg: &RunConfig) -> Result<Box<dyn Sandbox>, PipelineError> {
+    match cfg.sandbox {
+        SandboxChoice::Local => Ok(Box::new(LocalSandbox::new(&cfg.cache, cfg.limits.clone()))),
+        SandboxChoice::Auto => {
+            tracing::warn!(
+                "using the local sandbox: tests run on this host without isolation \
+                 (the docker backend is not in this build yet)"
+            );
+            Ok(Box::new(LocalSandbox::new(&cfg.cache, cfg.limits.clone())))
+        }
+        SandboxChoice::Docker => Err(PipelineError::DockerUnavailable),
+    }
+}
+
+/// The mutators for a language: from `--mutators DIR` or the embedded rules.
+pub fn load_rules(dir: Option<&Path>, lang: Language) -> Result<Vec<Mutator>, PipelineError> {
+    Ok(match dir {
+        Some(d) => mutator::load_dir(&d.join(lang.name()), lang)?,
+        None => mutator::load_embedded(lang)?,
+    })
+}
+
+fn record_status(store: &Store, s: &SeedSummary) -> Result<(), PipelineError> {
+    store.put_seed_status(&SeedStatus {
+        seed: s.seed.clone(),
+        status: s.status.clone(),
+        detail: s.detail.clone(),
+    })?;
+    Ok(())
+}
+
+fn run_seed(
+    cfg: &RunConfig,
+    manifest: &Manifest,
+    seed: &crate::seed::Seed,
+    sandbox: &dyn Sandbox,
+    store: &Store,
+) -> Result<SeedSummary, PipelineError> {
+    let started = Instant::now();
+    let mut s = SeedSummary {
+        seed: seed.name.clone(),
+        ..Default::default()
+    };
+    let finish = |mut s: SeedSummary, status: &str, detail: String| {
+        s.status = status.to_string();
+        s.detail = detail;
+        s.seconds = started.elapsed().as_secs_f64();
+        if s.status != "done" {
+            tracing::error!(seed = %s.seed, "{}: {}", s.status, s.detail);
+        }
+        record_status(store, &s).map(|_| s)
+    };
+
+    // Import.
+    let t = Instant::now();
+    let repo = match repo::import(seed, &manifest.base_dir, &cfg.cache) {
+        Ok(r) => r,
+        Err(e) => return finish(s, "failed", format!("import: {e}")),
+    };
+    store.add_stage_time(&seed.name, "import", t.elapsed().as_secs_f64())?;
+    s.commit = Some(repo.commit.clone());
+    if repo.profile.language != Language::Python {
+        return finish(
+            s,
+            "rejected",
+            format!("{} repositories are not supported yet", repo.profile.language),
+        );
+    }
+
+    // Environment.
+    let t = Instant::now();
+    let env = match sandbox.prepare(&repo) {
+        Ok(e) => e,
+        Err(e) => return finish(s, "failed", format!("environment: {e}")),
+    };
+    store.add_stage_time(&seed.name, "environment", t.elapsed().as_secs_f64())?;
+    let mut runner = Pytest::new(
+        repo.seed.test.as_deref(),
+        repo.profile.test_files.clone(),
+        repo.profile.python_path.clone(),
+    );
+    runner.log_dir = Some(cfg.out.join("logs").join(&seed.name));
+
+    // Baseline.
+    let baseline = match store.baseline(&seed.name, &repo.commit)? {
+        Some(b) => {
+            tracing::info!(seed = %seed.name, "baseline reused from the state store");
+            b
+        }
+        None => {
+            let t = Instant::now();
+            let spinner = spinner(cfg.progress, format!("{}: baseline", seed.name));
+            let result = env
+                .worker(0)
+                .map_err(|e| e.to_string())
+                .and_then(|mut w| {
+                    baseline::run_baseline(w.as_mut(), &runner, &cfg.baseline)
+                        .map_err(|e| e.to_string())
+                });
+            spinner.finish_and_clear();
+            store.add_stage_time(&seed.name, "baseline", t.elapsed().as_secs_f64())?;
+            match result {
+                Ok(b) => {
+                    store.put_baseline(&seed.name, &repo.commit, &b)?;
+                    b
+                }
+                Err(e) => return finish(s, "rejected", format!("baseline: {e}")),
+            }
+        }
+    };
+    tracing::info!(
+        seed = %seed.name,
+        stable = baseline.stable_pass.len(),
+        flaky = baseline.flaky.len(),
+        failing = baseline.failing.len(),
+        timeout_s = baseline.run_timeout_s,
+        "baseline"
+    );
+
+    // Mutate.
+    let t = Instant::now();
+    let enumerated = match &cfg.candidates_file {
+        Some(path) => read_candidates(path)?,
+        None => {
+            let rules = load_rules(cfg.mutators_dir.as_deref(), repo.profile.language)?;
+            let enumeration = candidate::enumerate(
+                &repo.checkout,
+                &repo.profile.source_files,
+                repo.profile.language,
+                &rules,
+            );
+            for skipped in &enumeration.skipped {
+                tracing::warn!(seed = %seed.name, file = %skipped.file, "skipped: {}", skipped.reason);
+            }
+            s.files = enumeration.files;
+            s.skipped_files = enumeration.skipped.len();
+            enumeration.candidates
+        }
+    };
+    s.enumerated = enumerated.len();
+    let sampled = candidate::sample(enumerated, &cfg.budget);
+    s.sampled = sampled.len();
+    store.add_stage_time(&seed.name, "mutate", t.elapsed().as_secs_f64())?;
+    write_candidates_listing(&cfg.out, &seed.name, &sampled)?;
+
+    // Screen and verify what is not decided yet.
+    let decided = store.decided_ids(&seed.name)?;
+    let todo: Vec<Candidate> = sampled
+        .iter()
+        .filter(|c| !decided.contains(&c.id))
+        .cloned()
+        .collect();
+    s.resumed = sampled.len() - todo.len();
+    if s.resumed > 0 {
+        tracing::info!(seed = %seed.name, resumed = s.resumed, "resuming: candidates already decided are kept");
+    }
+    let t = Instant::now();
+    let ctx = SeedContext {
+        repo: &repo,
+        baseline: &baseline,
+        env: env.clone(),
+        image: env.image_name(),
+        sandbox: sandbox.kind(),
+        repeats: cfg.verify.repeats,
+        test_command: runner.base_command.clone(),
+    };
+    verify_all(cfg, &ctx, &runner, todo, store)?;
+    store.add_stage_time(&seed.name, "verify", t.elapsed().as_secs_f64())?;
+
+    // Tally from the store (includes resumed decisions).
+    for d in store.decided()?.iter().filter(|d| d.seed == seed.name) {
+        s.decided += 1;
+        // Killed: screening saw at least one covering test fail.
+        if d.outcome.runs.first().is_some_and(|r| r.label == "screen" && !r.failures().is_empty()) {
+            s.killed += 1;
+        }
+        match d.outcome.verdict.reason() {
+            None => s.accepted += 1,
+            Some(r) => *s.rejected.entry(r.to_string()).or_default() += 1,
+        }
+    }
+    let detail = if STOP.load(Ordering::SeqCst) {
+        "interrupted".to_string()
+    } else {
+        String::new()
+    };
+    finish(s, "done", detail)
+}
+
+struct SeedContext<'a> {
+    repo: &'a Repo,
+    baseline: &'a Baseline,
+    env: Arc<dyn Environment>,
+    image: Option<String>,
+    sandbox: &'static str,
+    repeats: usize,
+    test_command: String,
+}
+
+fn spinner(show: bool, msg: String) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new_spinner().with_message(msg);
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}
+
+fn verify_all(
+    cfg: &RunConfig,
+    ctx: &SeedContext<'_>,
+    runner: &Pytest,
+    todo: Vec<Candidate>,
+    store: &Store,
+) -> Result<(), PipelineError> {
+    if todo.is_empty() {
+        return Ok(());
+    }
+    let pb = if cfg.progress {
+        let pb = ProgressBar::new(todo.len() as u64);
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} candidates · {msg} · {elapsed_precise} (eta {eta})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        pb.set_prefix(ctx.repo.name.clone());
+        pb
+    } else {
+        ProgressBar::hidden()
+    };
+    let queue = Mutex::new(todo.into_iter().collect::<VecDeque<_>>());
+    let jobs = cfg.jobs.max(1).min(queue.lock().expect("queue").len());
+    let (tx, rx) = mpsc::channel::<Result<(Candidate, Outcome), String>>();
+    let mut accepted = 0usize;
+    let mut failure: Option<PipelineError> = None;
+    std::thread::scope(|scope| {
+        for i in 0..jobs {
+            let tx = tx.clone();
+            let queue = &queue;
+            scope.spawn(move || {
+                let mut worker = match ctx.env.worker(i + 1) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        let _ = tx.send(Err(format!("worker {i}: {e}")));
+                        return;
+                    }
+                };
+                loop {
+                    if STOP.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let Some(cand) = queue.lock().expect("queue").pop_front() else {
+                        return;
+                    };
+                    let clean = std::fs::read_to_string(ctx.repo.checkout.join(&cand.file))
+                        .unwrap_or_default();
+                    let gold = task::gold_patch(&clean, &cand);
+                    let outcome = verify::screen_and_verify(
+                        worker.as_mut(),
+                        runner,
+                        ctx.baseline,
+                        &cand,
+                        &gold,
+                        &cfg.verify,
+                    );
+                    if tx.send(Ok((cand, outcome))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for msg in rx {
+            match msg {
+                Ok((cand, outcome)) => {
+                    pb.inc(1);
+                    let task = if outcome.verdict.is_accepted() {
+                        match build_task(ctx, &cand, &outcome) {
+                            Ok(t) => Some(t),
+                            Err(e) => {
+                                tracing::error!(candidate = %cand.id, "building the task: {e}");
+                                None
+                            }
+                        }
+                    } else {
+                        None
+                    };
+                    if task.is_some() {
+                        accepted += 1;
+                    }
+                    pb.set_message(format!("{accepted} accepted"));
+                    tracing::debug!(candidate = %cand.id, verdict = ?outcome.verdict, "decided");
+                    let d = Decided {
+                        seed: ctx.repo.name.clone(),
+                        candidate: cand,
+                        outcome,
+                        task,
+                    };
+                    if let Err(e) = store.put_decided(&d) {
+                        failure.get_or_insert(e.into());
+                        STOP.store(true, Ordering::SeqCst);
+                    }
+                }
+                Err(e) => tracing::error!("{e}"),
+            }
+        }
+    });
+    pb.finish_and_clear();
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Result<Task, String> {
+    let repo = ctx.repo;
+    let clean = std::fs::read_to_string(repo.checkout.join(&cand.file))
+        .map_err(|e| format!("reading {}: {e}", cand.file))?;
+    let patch = task::gold_patch(&clean, cand);
+    let buggy_run = outcome.runs.iter().find(|r| r.label == "buggy#1");
+    let problem_statement = issue::problem_statement(&IssueInput {
+        candidate: cand,
+        buggy_run,
+        fail_to_pass: &outcome.fail_to_pass,
+        test_files: &repo.profile.test_files,
+    })
+    .map_err(|e| e.to_string())?;
+    let fix_lines = task::changed_lines(&patch);
+    let function_lines = cand.function_lines.1 + 1 - cand.function_lines.0;
+    let killing = outcome.fail_to_pass.len();
+    Ok(Task {
+        instance_id: task::instance_id(&repo.name, cand),
+        repo: repo.name.clone(),
+        base_commit: repo.commit.clone(),
+        patch,
+        test_patch: String::new(),
+        problem_statement,
+        hints_text: String::new(),
+        created_at: task::now_utc(),
+        version: repo.seed.revision.clone().unwrap_or_else(|| "0".to_string()),
+        environment_setup_commit: repo.commit.clone(),
+        fail_to_pass: outcome.fail_to_pass.clone(),
+        pass_to_pass: outcome.pass_to_pass.clone(),
+        bug_patch: cand.bug_patch.clone(),
+        image_name: ctx.image.clone(),
+        language: repo.profile.language,
+        metadata: task::TaskMetadata {
+            mutators: vec![cand.mutator.clone()],
+            category: cand.category.clone(),
+            candidate_id: cand.id.clone(),
+            location: task::Location {
+                file: cand.file.clone(),
+                function: cand.function.clone(),
+                lines: cand.line_range,
+            },
+            difficulty: task::Difficulty {
+                category: cand.category.clone(),
+                killing_tests: killing,
+                function_lines,
+                fix_lines,
+                files_in_fix: 1,
+                synthesized_tests: false,
+                score: task::difficulty_score(&cand.category, killing, function_lines),
+            },
+            verification: task::Evidence {
+                repeats: ctx.repeats,
+                sandbox: ctx.sandbox.to_string(),
+                clean_runs: ctx
+                    .baseline
+                    .runs
+                    .iter()
+                    .map(|r| task::RunRef {
+                        label: r.label.clone(),
+                        log_digest: r.log_digest.clone(),
+                        passed: r.with_status(crate::run::TestStatus::Passed).len(),
+                        duration_s: r.duration_s,
+                    })
+                    .collect(),
+                runs: outcome.runs.clone(),
+            },
+            environment: task::EnvironmentInfo {
+                source: repo.source.clone(),
+                install: repo.profile.install_command.clone(),
+                test_command: ctx.test_command.clone(),
+                python_path: repo.profile.python_path.clone(),
+            },
+            tool_version: crate::VERSION.to_string(),
+        },
+    })
+}
+
+/// Read candidates from JSON lines (blank lines ignored); an error names the line.
+fn read_candidates(path: &Path) -> Result<Vec<Candidate>, PipelineError> {
+    let text = std::fs::read_to_string(path).map_err(io_err(format!("reading {}", path.display())))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let c: Candidate = serde_json::from_str(line).map_err(|e| PipelineError::Io {
+            context: format!("{}:{}", path.display(), i + 1),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        })?;
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// Write the sampled candidates of a seed (before verification) for inspection.
+fn write_candidates_listing(out: &Path, seed: &str, sampled: &[Candidate]) -> Result<(), PipelineError> {
+    let dir = out.join("logs").join(seed);
+    std::fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
+    let mut text = String::new();
+    for c in sampled {
+        text.push_str(&serde_json::to_string(c).expect("candidate serializes"));
+        text.push('\n');
+    }
+    std::fs::write(dir.join("sampled.jsonl"), text).map_err(io_err("writing sampled.jsonl"))
+}
+
+/// One line of candidates.jsonl: a candidate and what became of it.
+#[derive(Serialize)]
+struct CandidateLine<'a> {
+    seed: &'a str,
+    #[serde(flatten)]
+    candidate: &'a Candidate,
+    #[serde(flatten)]
+    verdict: &'a Verdict,
+    covering_tests: usize,
+    fail_to_pass: usize,
+    pass_to_pass: usize,
+    runs: Vec<RunLine<'a>>,
+    seconds: f64,
+    instance_id: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct RunLine<'a> {
+    label: &'a str,
+    summary: String,
+    log_digest: &'a str,
+}
+
+/// Rewrite tasks.jsonl and candidates.jsonl from the store; returns the number of tasks.
+pub fn write_outputs(store: &Store, out: &Path) -> Result<usize, PipelineError> {
+    let decided = store.decided()?;
+    let tasks_path = out.join("tasks.jsonl");
+    let cands_path = out.join("candidates.jsonl");
+    let mut tasks = std::io::BufWriter::new(
+        std::fs::File::create(&tasks_path).map_err(io_err("creating tasks.jsonl"))?,
+    );
+    let mut cands = std::io::BufWriter::new(
+        std::fs::File::create(&cands_path).map_err(io_err("creating candidates.jsonl"))?,
+    );
+    let mut n = 0;
+    for d in &decided {
+        if let Some(t) = &d.task {
+            serde_json::to_writer(&mut tasks, t).expect("task serializes");
+            tasks.write_all(b"\n").map_err(io_err("writing tasks.jsonl"))?;
+            n += 1;
+        }
+        let line = CandidateLine {
+            seed: &d.seed,
+            candidate: &d.candidate,
+            verdict: &d.outcome.verdict,
+            covering_tests: d.outcome.covering.len(),
+            fail_to_pass: d.outcome.fail_to_pass.len(),
+            pass_to_pass: d.outcome.pass_to_pass.len(),
+            runs: d
+                .outcome
+                .runs
+                .iter()
+                .map(|r| RunLine {
+                    label: &r.label,
+                    summary: r.summary(),
+                    log_digest: &r.log_digest,
+                })
+                .collect(),
+            seconds: d.outcome.seconds,
+            instance_id: d.task.as_ref().map(|t| t.instance_id.as_str()),
+        };
+        serde_json::to_writer(&mut cands, &line).expect("candidate line serializes");
+        cands.write_all(b"\n").map_err(io_err("writing candidates.jsonl"))?;
+    }
+    tasks.flush().map_err(io_err("writing tasks.jsonl"))?;
+    cands.flush().map_err(io_err("writing candidates.jsonl"))?;
+    Ok(n)
+}

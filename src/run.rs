@@ -1,1 +1,155 @@
-//! run (in progress)
+//! Runs: one execution of a test command in a sandbox — which tests, exit code, per-test
+//! status, durations and a digest of the log.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// What a test did in one run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum TestStatus {
+    Passed,
+    Failed,
+    Error,
+    Skipped,
+    /// Expected (requested) but absent from the report: never assumed to pass.
+    Missing,
+}
+
+impl TestStatus {
+    /// FAILED or ERROR: the test told the code is wrong.
+    pub fn is_failure(self) -> bool {
+        matches!(self, TestStatus::Failed | TestStatus::Error)
+    }
+}
+
+impl fmt::Display for TestStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            TestStatus::Passed => "PASSED",
+            TestStatus::Failed => "FAILED",
+            TestStatus::Error => "ERROR",
+            TestStatus::Skipped => "SKIPPED",
+            TestStatus::Missing => "MISSING",
+        };
+        f.write_str(s)
+    }
+}
+
+/// One test's outcome in one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TestResult {
+    pub status: TestStatus,
+    /// Seconds, as reported by the framework.
+    pub duration_s: f64,
+    /// First part of the failure or error message, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// How a run ended, as seen from outside the test framework.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunEnd {
+    /// The process exited with a code.
+    Exited,
+    /// The hard timeout fired and the process group was killed.
+    TimedOut,
+    /// Killed by a signal (OOM killer, a crash).
+    Signaled,
+}
+
+/// One execution of tests in a sandbox.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// What the run was for: `baseline#1`, `screen`, `buggy#2`, `fixed#3`, `coverage`…
+    pub label: String,
+    /// The test ids requested; `None` means the whole suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested: Option<Vec<String>>,
+    pub end: RunEnd,
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Per test id.
+    pub results: BTreeMap<String, TestResult>,
+    /// Wall time of the whole command, seconds.
+    pub duration_s: f64,
+    /// blake3 of stdout followed by stderr.
+    pub log_digest: String,
+    /// Where the full log was written, when it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_path: Option<String>,
+    /// Set when the exit code disagrees with the parsed results, or the report is absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anomaly: Option<String>,
+}
+
+impl Run {
+    pub fn timed_out(&self) -> bool {
+        self.end == RunEnd::TimedOut
+    }
+
+    pub fn status(&self, id: &str) -> TestStatus {
+        self.results
+            .get(id)
+            .map(|r| r.status)
+            .unwrap_or(TestStatus::Missing)
+    }
+
+    /// Ids whose status is FAILED or ERROR.
+    pub fn failures(&self) -> Vec<String> {
+        self.results
+            .iter()
+            .filter(|(_, r)| r.status.is_failure())
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Ids with the given status.
+    pub fn with_status(&self, status: TestStatus) -> Vec<String> {
+        self.results
+            .iter()
+            .filter(|(_, r)| r.status == status)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// A short summary of the run's outcome for logs: `12 passed, 1 failed (exit 1, 0.8s)`.
+    pub fn summary(&self) -> String {
+        let mut counts: BTreeMap<TestStatus, usize> = BTreeMap::new();
+        for r in self.results.values() {
+            *counts.entry(r.status).or_default() += 1;
+        }
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(s, n)| format!("{n} {}", s.to_string().to_lowercase()))
+            .collect();
+        let end = match self.end {
+            RunEnd::Exited => format!("exit {}", self.exit_code.unwrap_or(-1)),
+            RunEnd::TimedOut => "timed out".to_string(),
+            RunEnd::Signaled => format!("signal {}", self.signal.unwrap_or(0)),
+        };
+        format!(
+            "{} ({end}, {:.2}s)",
+            if parts.is_empty() {
+                "no results".to_string()
+            } else {
+                parts.join(", ")
+            },
+            self.duration_s
+        )
+    }
+
+    /// Whether any failure message says the process ran out of a resource (memory, processes).
+    pub fn hit_resource_limit(&self) -> bool {
+        self.results.values().any(|r| {
+            r.message.as_deref().is_some_and(|m| {
+                m.contains("MemoryError")
+                    || m.contains("Resource temporarily unavailable")
+                    || m.contains("Cannot allocate memory")
+            })
+        })
+    }
+}

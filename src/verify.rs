@@ -1,1 +1,271 @@
-//! verify (in progress)
+//! Screening and triple verification of one candidate → a [`Verdict`] with its evidence.
+//!
+//! 1. clean code: every FAIL_TO_PASS and PASS_TO_PASS test passes — the baseline's repeated
+//!    full-suite runs on the same commit and environment are this check's evidence (those ids
+//!    are by construction the baseline's stable-pass set);
+//! 2. buggy code: every FAIL_TO_PASS test fails and every PASS_TO_PASS test passes;
+//! 3. buggy code + gold fix: all pass again.
+//!
+//! Checks 2 and 3 are repeated (default 3×) and must agree exactly; any disagreement rejects
+//! the candidate as flaky, with the runs as evidence.
+
+use crate::baseline::Baseline;
+use crate::candidate::Candidate;
+use crate::run::{Run, RunEnd, TestStatus};
+use crate::runner::{RunnerError, TestRunner};
+use crate::sandbox::{SandboxError, Worker};
+use crate::verdict::{Reason, Verdict};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+/// Verification settings.
+#[derive(Clone, Debug)]
+pub struct VerifyConfig {
+    /// Repeats of checks 2 and 3 (default 3).
+    pub repeats: usize,
+}
+
+impl Default for VerifyConfig {
+    fn default() -> Self {
+        VerifyConfig { repeats: 3 }
+    }
+}
+
+/// Everything verification learned about one candidate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub verdict: Verdict,
+    /// Stable tests that execute the mutated lines.
+    pub covering: Vec<String>,
+    #[serde(rename = "FAIL_TO_PASS")]
+    pub fail_to_pass: Vec<String>,
+    #[serde(rename = "PASS_TO_PASS")]
+    pub pass_to_pass: Vec<String>,
+    /// Every run made for this candidate, in order (screen, buggy#i, fixed#i).
+    pub runs: Vec<Run>,
+    /// Wall time spent on the candidate, seconds.
+    pub seconds: f64,
+}
+
+/// Screen `cand` with the tests covering its lines and, when they kill it, verify it.
+/// `gold_patch` is the fix (buggy → clean). The worker is reset first.
+pub fn screen_and_verify(
+    worker: &mut dyn Worker,
+    runner: &dyn TestRunner,
+    baseline: &Baseline,
+    cand: &Candidate,
+    gold_patch: &str,
+    cfg: &VerifyConfig,
+) -> Outcome {
+    let started = Instant::now();
+    let mut outcome = Outcome {
+        verdict: Verdict::Accepted,
+        covering: Vec::new(),
+        fail_to_pass: Vec::new(),
+        pass_to_pass: Vec::new(),
+        runs: Vec::new(),
+        seconds: 0.0,
+    };
+    outcome.verdict = match verify_inner(worker, runner, baseline, cand, gold_patch, cfg, &mut outcome) {
+        Ok(v) => v,
+        Err(Failure::Patch(e)) => Verdict::rejected(Reason::PatchFailed, e),
+        Err(Failure::Sandbox(e)) => Verdict::rejected(Reason::SandboxError, e),
+    };
+    if !outcome.verdict.is_accepted() {
+        outcome.fail_to_pass.clear();
+        outcome.pass_to_pass.clear();
+    }
+    outcome.seconds = started.elapsed().as_secs_f64();
+    outcome
+}
+
+enum Failure {
+    Patch(String),
+    Sandbox(String),
+}
+
+impl From<RunnerError> for Failure {
+    fn from(e: RunnerError) -> Self {
+        Failure::Sandbox(e.to_string())
+    }
+}
+
+impl From<SandboxError> for Failure {
+    fn from(e: SandboxError) -> Self {
+        match e {
+            SandboxError::Patch(p) => Failure::Patch(p),
+            other => Failure::Sandbox(other.to_string()),
+        }
+    }
+}
+
+/// A run that did not finish normally or ran out of resources → its rejection.
+fn abnormal(run: &Run) -> Option<Verdict> {
+    match run.end {
+        RunEnd::TimedOut => Some(Verdict::rejected(
+            Reason::Timeout,
+            format!("{} hit the {:.1}s timeout", run.label, run.duration_s),
+        )),
+        RunEnd::Signaled => Some(Verdict::rejected(
+            Reason::Crash,
+            format!("{} killed by signal {}", run.label, run.signal.unwrap_or(0)),
+        )),
+        RunEnd::Exited if run.hit_resource_limit() => Some(Verdict::rejected(
+            Reason::ResourceLimit,
+            format!("{}: the buggy code exhausted memory or processes", run.label),
+        )),
+        RunEnd::Exited => match run.exit_code {
+            Some(3) | Some(4) => Some(Verdict::rejected(
+                Reason::Crash,
+                format!(
+                    "{}: {}",
+                    run.label,
+                    run.anomaly.as_deref().unwrap_or("the test runner failed")
+                ),
+            )),
+            _ => None,
+        },
+    }
+}
+
+fn verify_inner(
+    worker: &mut dyn Worker,
+    runner: &dyn TestRunner,
+    baseline: &Baseline,
+    cand: &Candidate,
+    gold_patch: &str,
+    cfg: &VerifyConfig,
+    out: &mut Outcome,
+) -> Result<Verdict, Failure> {
+    let timeout = baseline.run_timeout();
+    let covering: Vec<String> = baseline
+        .coverage
+        .tests_covering(&cand.file, cand.line_range.0, cand.line_range.1)
+        .into_iter()
+        .filter(|t| baseline.stable_pass.contains(t))
+        .collect();
+    out.covering = covering.clone();
+    if covering.is_empty() {
+        return Ok(Verdict::rejected(
+            Reason::NotCovered,
+            "no stable test executes the mutated lines",
+        ));
+    }
+
+    // Screening: only the covering tests, once.
+    worker.reset()?;
+    worker.apply_patch(&cand.bug_patch)?;
+    let screen = runner.run(worker, "screen", Some(&covering), timeout)?;
+    let screen_failures: BTreeSet<String> = screen.failures().into_iter().collect();
+    let bad = abnormal(&screen);
+    out.runs.push(screen);
+    if let Some(v) = bad {
+        return Ok(v);
+    }
+    if screen_failures.is_empty() {
+        let missing = out.runs[0].with_status(TestStatus::Missing);
+        if !missing.is_empty() {
+            return Ok(Verdict::rejected(
+                Reason::Crash,
+                format!("{} covering tests absent from the report", missing.len()),
+            ));
+        }
+        return Ok(Verdict::rejected(
+            Reason::NotKilled,
+            format!("all {} covering tests pass with the bug", covering.len()),
+        ));
+    }
+
+    // Check 2: the buggy code, whole suite, repeated.
+    let stable = &baseline.stable_pass;
+    let mut failing: Option<BTreeSet<String>> = None;
+    for i in 1..=cfg.repeats.max(1) {
+        let run = runner.run(worker, &format!("buggy#{i}"), None, timeout)?;
+        let bad = abnormal(&run);
+        let missing: Vec<String> = stable
+            .iter()
+            .filter(|t| run.status(t) == TestStatus::Missing)
+            .cloned()
+            .collect();
+        let this: BTreeSet<String> = stable
+            .iter()
+            .filter(|t| run.status(t).is_failure())
+            .cloned()
+            .collect();
+        out.runs.push(run);
+        if let Some(v) = bad {
+            return Ok(v);
+        }
+        if !missing.is_empty() {
+            return Ok(Verdict::rejected(
+                Reason::Crash,
+                format!(
+                    "buggy#{i}: {} stable tests absent from the report (e.g. {})",
+                    missing.len(),
+                    missing[0]
+                ),
+            ));
+        }
+        match &failing {
+            None => failing = Some(this),
+            Some(first) if *first != this => {
+                let diff: Vec<&String> = first.symmetric_difference(&this).take(3).collect();
+                return Ok(Verdict::rejected(
+                    Reason::Flaky,
+                    format!("buggy#{i} fails a different set of tests than buggy#1: {diff:?}"),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let f2p = failing.unwrap_or_default();
+    if f2p.is_empty() {
+        return Ok(Verdict::rejected(
+            Reason::Flaky,
+            "screening failed tests that pass when the whole suite runs",
+        ));
+    }
+    if let Some(t) = screen_failures.iter().find(|t| !f2p.contains(*t)) {
+        return Ok(Verdict::rejected(
+            Reason::Flaky,
+            format!("{t} failed in screening but passes in the whole-suite runs"),
+        ));
+    }
+    out.fail_to_pass = f2p.iter().cloned().collect();
+    out.pass_to_pass = stable.difference(&f2p).cloned().collect();
+
+    // Check 3: buggy code + gold fix, repeated.
+    worker.reset()?;
+    worker.apply_patch(&cand.bug_patch)?;
+    worker.apply_patch(gold_patch).map_err(|e| match e {
+        SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
+        other => Failure::from(other),
+    })?;
+    for i in 1..=cfg.repeats.max(1) {
+        let run = runner.run(worker, &format!("fixed#{i}"), None, timeout)?;
+        let bad = abnormal(&run);
+        let not_passing: Vec<String> = stable
+            .iter()
+            .filter(|t| run.status(t) != TestStatus::Passed)
+            .cloned()
+            .collect();
+        out.runs.push(run);
+        if let Some(v) = bad {
+            return Ok(v);
+        }
+        if !not_passing.is_empty() {
+            let reason = if i == 1 { Reason::FixFailed } else { Reason::Flaky };
+            return Ok(Verdict::rejected(
+                reason,
+                format!(
+                    "fixed#{i}: {} tests do not pass with the gold fix (e.g. {})",
+                    not_passing.len(),
+                    not_passing[0]
+                ),
+            ));
+        }
+    }
+    worker.reset()?;
+    Ok(Verdict::Accepted)
+}

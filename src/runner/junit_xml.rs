@@ -1,0 +1,247 @@
+//! JUnit XML reports (pytest's `--junitxml`, Surefire's TEST-*.xml) parsed into per-test results.
+
+use crate::run::{TestResult, TestStatus};
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+use std::collections::BTreeMap;
+
+/// One `<testcase>` as written in the report, before its id is made stable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Case {
+    pub classname: String,
+    pub name: String,
+    /// The `file` attribute (pytest's xunit1 family), when present.
+    pub file: Option<String>,
+    pub result: TestResult,
+}
+
+/// Parse a JUnit XML document into its test cases, in document order.
+pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
+    let mut reader = Reader::from_str(xml);
+    reader.config_mut().trim_text(true);
+    let mut cases = Vec::new();
+    let mut current: Option<Case> = None;
+    loop {
+        let event = reader
+            .read_event()
+            .map_err(|e| format!("malformed XML at byte {}: {e}", reader.buffer_position()))?;
+        match event {
+            Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"testcase" => {
+                if let Some(done) = current.take() {
+                    cases.push(done);
+                }
+                let attrs = attributes(&e)?;
+                let time = attrs
+                    .get("time")
+                    .and_then(|t| t.parse::<f64>().ok())
+                    .unwrap_or(0.0);
+                current = Some(Case {
+                    classname: attrs.get("classname").cloned().unwrap_or_default(),
+                    name: attrs.get("name").cloned().unwrap_or_default(),
+                    file: attrs.get("file").cloned(),
+                    result: TestResult {
+                        status: TestStatus::Passed,
+                        duration_s: time,
+                        message: None,
+                    },
+                });
+            }
+            Event::Start(e) | Event::Empty(e) => {
+                let tag = e.name().as_ref().to_vec();
+                let status = match tag.as_slice() {
+                    b"failure" => Some(TestStatus::Failed),
+                    b"error" => Some(TestStatus::Error),
+                    b"skipped" => Some(TestStatus::Skipped),
+                    _ => None,
+                };
+                if let (Some(status), Some(case)) = (status, current.as_mut()) {
+                    let attrs = attributes(&e)?;
+                    // Precedence: a failure outranks an error (e.g. teardown), which outranks a skip.
+                    let rank = |s: TestStatus| match s {
+                        TestStatus::Failed => 3,
+                        TestStatus::Error => 2,
+                        TestStatus::Skipped => 1,
+                        _ => 0,
+                    };
+                    if rank(status) > rank(case.result.status) {
+                        case.result.status = status;
+                        case.result.message = attrs.get("message").map(|m| truncate(m, 2000));
+                    }
+                }
+            }
+            Event::End(e) if e.name().as_ref() == b"testcase" => {
+                if let Some(done) = current.take() {
+                    cases.push(done);
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if let Some(done) = current.take() {
+        cases.push(done);
+    }
+    Ok(cases)
+}
+
+fn attributes(e: &BytesStart<'_>) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for attr in e.attributes() {
+        let attr = attr.map_err(|err| format!("bad attribute: {err}"))?;
+        let key = String::from_utf8_lossy(attr.key.as_ref()).into_owned();
+        let value = attr
+            .unescape_value()
+            .map_err(|err| format!("bad attribute value: {err}"))?
+            .into_owned();
+        out.insert(key, value);
+    }
+    Ok(out)
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// pytest node id of a case: `path/to/test_file.py::Class::test[param]`.
+///
+/// pytest writes `classname` as the node id's path with `/` → `.` and `.py` dropped, followed by
+/// the class names. The module part is recognised from the `file` attribute, or else from the
+/// known test files of the repository.
+pub fn pytest_node_id(case: &Case, test_files: &[String]) -> String {
+    let module_of = |file: &str| file.trim_end_matches(".py").replace('/', ".");
+    let mut candidates: Vec<&str> = Vec::new();
+    if let Some(f) = case.file.as_deref() {
+        candidates.push(f);
+    }
+    candidates.extend(test_files.iter().map(String::as_str));
+    let mut best: Option<(&str, &str)> = None;
+    for file in candidates {
+        let module = module_of(file);
+        let rest = if case.classname == module {
+            Some("")
+        } else {
+            case.classname
+                .strip_prefix(&module)
+                .and_then(|r| r.strip_prefix('.'))
+        };
+        if let Some(rest) = rest {
+            // The longest module match wins (a package named like a module prefix).
+            if best.is_none_or(|(f, _)| module_of(f).len() < module.len()) {
+                best = Some((file, rest));
+            }
+        }
+    }
+    match best {
+        Some((file, classes)) => {
+            let mut id = file.to_string();
+            for class in classes.split('.').filter(|c| !c.is_empty()) {
+                id.push_str("::");
+                id.push_str(class);
+            }
+            id.push_str("::");
+            id.push_str(&case.name);
+            id
+        }
+        None => format!("{}::{}", case.classname.replace('.', "::"), case.name),
+    }
+}
+
+/// JUnit (Surefire) id of a case: `fully.qualified.Class#method`.
+pub fn junit_id(case: &Case) -> String {
+    format!("{}#{}", case.classname, case.name)
+}
+
+/// Merge cases into per-id results (a repeated id keeps its worst status).
+pub fn into_results(cases: Vec<(String, TestResult)>) -> BTreeMap<String, TestResult> {
+    let mut out: BTreeMap<String, TestResult> = BTreeMap::new();
+    for (id, result) in cases {
+        match out.get(&id) {
+            Some(prev) if severity(prev.status) >= severity(result.status) => {}
+            _ => {
+                out.insert(id, result);
+            }
+        }
+    }
+    out
+}
+
+fn severity(s: TestStatus) -> u8 {
+    match s {
+        TestStatus::Passed => 0,
+        TestStatus::Skipped => 1,
+        TestStatus::Missing => 2,
+        TestStatus::Error => 3,
+        TestStatus::Failed => 4,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REPORT: &str = r#"<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" errors="1" failures="1" skipped="1" tests="5" time="0.1">
+<testcase classname="tests.test_money" name="test_parse" file="tests/test_money.py" line="3" time="0.001" />
+<testcase classname="tests.test_money.TestRound" name="test_half[1-2]" file="tests/test_money.py" line="9" time="0.002"><failure message="assert 3 == 4&#10; +  where 3 = f(2)">trace</failure></testcase>
+<testcase classname="tests.test_money" name="test_broken" file="tests/test_money.py" line="20" time="0.0"><error message="fixture 'db' not found">e</error></testcase>
+<testcase classname="tests.test_money" name="test_later" file="tests/test_money.py" line="30" time="0.0"><skipped type="pytest.skip" message="later">s</skipped></testcase>
+<testcase classname="tests.sub.test_x.TestA.TestB" name="test_y" time="0.5"></testcase>
+</testsuite></testsuites>"#;
+
+    #[test]
+    fn parses_statuses_and_messages() {
+        let cases = parse_cases(REPORT).unwrap();
+        assert_eq!(cases.len(), 5);
+        assert_eq!(cases[0].result.status, TestStatus::Passed);
+        assert_eq!(cases[1].result.status, TestStatus::Failed);
+        assert!(cases[1]
+            .result
+            .message
+            .as_deref()
+            .unwrap()
+            .starts_with("assert 3 == 4\n"));
+        assert_eq!(cases[2].result.status, TestStatus::Error);
+        assert_eq!(cases[3].result.status, TestStatus::Skipped);
+        assert_eq!(cases[4].result.duration_s, 0.5);
+    }
+
+    #[test]
+    fn rebuilds_pytest_node_ids() {
+        let cases = parse_cases(REPORT).unwrap();
+        let files = vec!["tests/sub/test_x.py".to_string()];
+        let ids: Vec<String> = cases.iter().map(|c| pytest_node_id(c, &files)).collect();
+        assert_eq!(ids[0], "tests/test_money.py::test_parse");
+        assert_eq!(ids[1], "tests/test_money.py::TestRound::test_half[1-2]");
+        assert_eq!(ids[4], "tests/sub/test_x.py::TestA::TestB::test_y");
+    }
+
+    #[test]
+    fn malformed_xml_is_an_error() {
+        assert!(parse_cases("<testsuite><testcase name='a'></testsuite>").is_err());
+    }
+
+    #[test]
+    fn repeated_ids_keep_the_worst_status() {
+        let pass = TestResult {
+            status: TestStatus::Passed,
+            duration_s: 0.0,
+            message: None,
+        };
+        let fail = TestResult {
+            status: TestStatus::Failed,
+            ..pass.clone()
+        };
+        let merged = into_results(vec![
+            ("a".into(), fail.clone()),
+            ("a".into(), pass.clone()),
+        ]);
+        assert_eq!(merged["a"].status, TestStatus::Failed);
+    }
+}

@@ -1,0 +1,206 @@
+//! The pytest adapter: runs pytest with a JUnit XML report (xunit1, so test cases carry their
+//! file), maps cases to node ids, and collects per-test coverage with pytest-cov contexts.
+
+use super::junit_xml;
+use super::{RunnerError, TestRunner};
+use crate::coverage::CoverageMap;
+use crate::run::{Run, RunEnd, TestResult, TestStatus};
+use crate::sandbox::{shell_quote, ExecOutput, Worker};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const REPORT: &str = "report.xml";
+const COVERAGE_JSON: &str = "coverage.json";
+
+/// pytest for one repository.
+#[derive(Clone, Debug)]
+pub struct Pytest {
+    /// The command that starts pytest (default `python -m pytest`).
+    pub base_command: String,
+    /// Known test files, to rebuild node ids when the report lacks a `file` attribute.
+    pub test_files: Vec<String>,
+    /// Source roots measured by coverage (repository-relative, e.g. `.` or `src`).
+    pub cov_sources: Vec<String>,
+    /// Where full logs are kept (by digest); `None` keeps none.
+    pub log_dir: Option<PathBuf>,
+}
+
+impl Pytest {
+    pub fn new(base_command: Option<&str>, test_files: Vec<String>, cov_sources: Vec<String>) -> Pytest {
+        Pytest {
+            base_command: base_command.unwrap_or("python -m pytest").to_string(),
+            test_files,
+            cov_sources,
+            log_dir: None,
+        }
+    }
+
+    fn command(&self, scratch: &str, tests: Option<&[String]>, coverage: bool) -> String {
+        let mut cmd = format!(
+            "{} -p no:cacheprovider -o junit_family=xunit1 -o console_output_style=classic \
+             --rootdir=. --continue-on-collection-errors --junitxml={} -q --no-header",
+            self.base_command,
+            shell_quote(&format!("{scratch}/{REPORT}"))
+        );
+        if coverage {
+            for src in &self.cov_sources {
+                cmd.push_str(&format!(" --cov={}", shell_quote(src)));
+            }
+            cmd.push_str(&format!(
+                " --cov-context=test --cov-report= --cov-config={}",
+                shell_quote(&format!("{scratch}/coveragerc"))
+            ));
+        }
+        if let Some(tests) = tests {
+            for t in tests {
+                cmd.push(' ');
+                cmd.push_str(&shell_quote(t));
+            }
+        }
+        cmd
+    }
+
+    fn finish(
+        &self,
+        worker: &mut dyn Worker,
+        label: &str,
+        tests: Option<&[String]>,
+        out: ExecOutput,
+    ) -> Result<Run, RunnerError> {
+        let mut log = out.stdout.clone();
+        log.extend_from_slice(&out.stderr);
+        let log_digest = blake3::hash(&log).to_hex().to_string();
+        let log_path = self.log_dir.as_ref().and_then(|dir| {
+            let path = dir.join(format!("{}.log", &log_digest[..16]));
+            (std::fs::create_dir_all(dir).is_ok() && std::fs::write(&path, &log).is_ok())
+                .then(|| path.display().to_string())
+        });
+        let mut anomaly = None;
+        let mut results = match worker.read_scratch(REPORT)? {
+            Some(bytes) => {
+                let xml = String::from_utf8_lossy(&bytes);
+                match junit_xml::parse_cases(&xml) {
+                    Ok(cases) => junit_xml::into_results(
+                        cases
+                            .into_iter()
+                            .map(|c| (junit_xml::pytest_node_id(&c, &self.test_files), c.result))
+                            .collect(),
+                    ),
+                    Err(e) => {
+                        anomaly = Some(format!("unreadable report: {e}"));
+                        Default::default()
+                    }
+                }
+            }
+            None => {
+                if out.end == RunEnd::Exited {
+                    anomaly = Some(format!(
+                        "no report written (exit {}): {}",
+                        out.exit_code.unwrap_or(-1),
+                        tail(&out.stderr, &out.stdout)
+                    ));
+                }
+                Default::default()
+            }
+        };
+        if let Some(requested) = tests {
+            for id in requested {
+                results.entry(id.clone()).or_insert(TestResult {
+                    status: TestStatus::Missing,
+                    duration_s: 0.0,
+                    message: None,
+                });
+            }
+        }
+        if anomaly.is_none() && out.end == RunEnd::Exited {
+            let failures = results.values().any(|r| r.status.is_failure());
+            anomaly = match out.exit_code {
+                Some(0) if failures => Some("exit 0 but the report has failures".to_string()),
+                Some(1) if !failures => Some("exit 1 but the report has no failure".to_string()),
+                Some(0) | Some(1) => None,
+                Some(2) => Some("pytest was interrupted (collection errors?)".to_string()),
+                Some(3) => Some("pytest internal error".to_string()),
+                Some(4) => Some("pytest usage error".to_string()),
+                Some(5) => Some("no tests were collected".to_string()),
+                Some(code) => Some(format!("unexpected exit code {code}")),
+                None => None,
+            };
+        }
+        Ok(Run {
+            label: label.to_string(),
+            requested: tests.map(|t| t.to_vec()),
+            end: out.end,
+            exit_code: out.exit_code,
+            signal: out.signal,
+            results,
+            duration_s: out.duration.as_secs_f64(),
+            log_digest,
+            log_path,
+            anomaly,
+        })
+    }
+}
+
+fn tail(stderr: &[u8], stdout: &[u8]) -> String {
+    let text = if stderr.iter().any(|b| !b.is_ascii_whitespace()) {
+        String::from_utf8_lossy(stderr)
+    } else {
+        String::from_utf8_lossy(stdout)
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
+impl TestRunner for Pytest {
+    fn run(
+        &self,
+        worker: &mut dyn Worker,
+        label: &str,
+        tests: Option<&[String]>,
+        timeout: Duration,
+    ) -> Result<Run, RunnerError> {
+        worker.clear_scratch()?;
+        let cmd = self.command(worker.scratch(), tests, false);
+        let out = worker.exec(&cmd, timeout)?;
+        self.finish(worker, label, tests, out)
+    }
+
+    fn run_with_coverage(
+        &self,
+        worker: &mut dyn Worker,
+        timeout: Duration,
+    ) -> Result<(Run, CoverageMap), RunnerError> {
+        worker.clear_scratch()?;
+        let scratch = worker.scratch().to_string();
+        let rc = format!("{scratch}/coveragerc");
+        let data = format!("{scratch}/.coverage");
+        let script = format!(
+            "printf '[run]\\nrelative_files = True\\n' > {rc_q}\n\
+             export COVERAGE_FILE={data_q}\n\
+             {pytest}\n\
+             status=$?\n\
+             python -m coverage json -q --rcfile={rc_q} --show-contexts -o {json_q} || exit 97\n\
+             exit $status\n",
+            rc_q = shell_quote(&rc),
+            data_q = shell_quote(&data),
+            pytest = self.command(&scratch, None, true),
+            json_q = shell_quote(&format!("{scratch}/{COVERAGE_JSON}")),
+        );
+        let out = worker.exec(&script, timeout)?;
+        let coverage_failed = out.exit_code == Some(97);
+        let json = worker.read_scratch(COVERAGE_JSON)?;
+        let run = self.finish(worker, "coverage", None, out)?;
+        let json = match json {
+            Some(j) if !coverage_failed => j,
+            _ => {
+                return Err(RunnerError::Coverage(format!(
+                    "no coverage data ({})",
+                    run.anomaly.clone().unwrap_or_else(|| run.summary())
+                )))
+            }
+        };
+        let map = CoverageMap::from_coverage_py_json(&String::from_utf8_lossy(&json))
+            .map_err(RunnerError::Coverage)?;
+        Ok((run, map))
+    }
+}

@@ -1,0 +1,469 @@
+//! The local backend: a virtualenv per repository, a temp worktree per worker, and a subprocess
+//! per command in its own process group (and pids cgroup where the host allows one), with
+//! rlimits and a hard timeout. It does not isolate: the tests see the host.
+
+use super::{Environment, ExecOutput, Limits, Sandbox, SandboxError, Worker};
+use crate::lock::FileLock;
+use crate::repo::Repo;
+use crate::run::RunEnd;
+use std::ffi::CString;
+use std::fs;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Test tools installed into every environment next to the project's dependencies.
+pub const PYTHON_TEST_TOOLS: &[&str] = &["pytest", "pytest-cov", "coverage"];
+
+/// The local backend.
+#[derive(Clone, Debug)]
+pub struct LocalSandbox {
+    cache: PathBuf,
+    limits: Limits,
+    python: String,
+}
+
+impl LocalSandbox {
+    /// `cache` holds the virtualenvs; `python` is the interpreter that creates them.
+    pub fn new(cache: &Path, limits: Limits) -> LocalSandbox {
+        let python = std::env::var("SWE_FORGE_PYTHON").unwrap_or_else(|_| "python3".to_string());
+        LocalSandbox {
+            cache: cache.to_path_buf(),
+            limits,
+            python,
+        }
+    }
+
+    fn venv_key(&self, repo: &Repo) -> String {
+        let mut h = blake3::Hasher::new();
+        h.update(repo.commit.as_bytes());
+        h.update(repo.profile.install_command.as_deref().unwrap_or("").as_bytes());
+        h.update(PYTHON_TEST_TOOLS.join(",").as_bytes());
+        h.update(python_version(&self.python).as_bytes());
+        h.finalize().to_hex()[..12].to_string()
+    }
+}
+
+fn python_version(python: &str) -> String {
+    Command::new(python)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+impl Sandbox for LocalSandbox {
+    fn kind(&self) -> &'static str {
+        "local"
+    }
+
+    fn prepare(&self, repo: &Repo) -> Result<Arc<dyn Environment>, SandboxError> {
+        let prep_err = |detail: String| SandboxError::Prepare {
+            repo: repo.name.clone(),
+            detail,
+        };
+        let venv = self
+            .cache
+            .join("venvs")
+            .join(format!("{}-{}", repo.name, self.venv_key(repo)));
+        let _lock = FileLock::exclusive(&venv.with_extension("lock"))?;
+        let ready = venv.join(".swe-forge-ready");
+        if !ready.exists() {
+            tracing::info!(repo = %repo.name, venv = %venv.display(), "creating virtualenv");
+            if venv.exists() {
+                fs::remove_dir_all(&venv)?;
+            }
+            run_setup(
+                Command::new(&self.python).args(["-m", "venv"]).arg(&venv),
+                "python -m venv",
+            )
+            .map_err(prep_err)?;
+            let py = venv.join("bin/python");
+            run_setup(
+                Command::new(&py)
+                    .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+                    .args(PYTHON_TEST_TOOLS),
+                "installing the test tools",
+            )
+            .map_err(prep_err)?;
+            if let Some(install) = &repo.profile.install_command {
+                // Install from a throwaway copy so build artefacts never touch the checkout.
+                let tmp = tempfile::tempdir()?;
+                let src = tmp.path().join("src");
+                copy_tree(&repo.checkout, &src)?;
+                tracing::info!(repo = %repo.name, command = %install, "installing dependencies");
+                run_setup(
+                    Command::new("bash")
+                        .args(["-c", install])
+                        .current_dir(&src)
+                        .env("PATH", venv_path(&venv))
+                        .env("VIRTUAL_ENV", &venv)
+                        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
+                    install,
+                )
+                .map_err(prep_err)?;
+            }
+            fs::write(&ready, b"ok")?;
+        }
+        let worktrees = tempfile::Builder::new().prefix("swe-forge-wt-").tempdir()?;
+        Ok(Arc::new(LocalEnv {
+            repo: repo.clone(),
+            venv,
+            limits: self.limits.clone(),
+            worktrees,
+        }))
+    }
+}
+
+fn venv_path(venv: &Path) -> String {
+    let host = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+    format!("{}:{host}", venv.join("bin").display())
+}
+
+fn run_setup(cmd: &mut Command, what: &str) -> Result<(), String> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{what}: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    Err(format!(
+        "`{what}` failed ({}):\n{}",
+        out.status,
+        tail.join("\n")
+    ))
+}
+
+/// Copy a directory tree (files, permissions, symlinks).
+pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in walkdir::WalkDir::new(from).min_depth(1) {
+        let entry = entry.map_err(std::io::Error::other)?;
+        let rel = entry.path().strip_prefix(from).expect("walkdir yields children");
+        let dest = to.join(rel);
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            fs::create_dir_all(&dest)?;
+        } else if ft.is_symlink() {
+            let target = fs::read_link(entry.path())?;
+            std::os::unix::fs::symlink(target, &dest)?;
+        } else {
+            fs::copy(entry.path(), &dest)?;
+        }
+    }
+    Ok(())
+}
+
+struct LocalEnv {
+    repo: Repo,
+    venv: PathBuf,
+    limits: Limits,
+    worktrees: tempfile::TempDir,
+}
+
+impl Environment for LocalEnv {
+    fn image_name(&self) -> Option<String> {
+        None
+    }
+
+    fn worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
+        let base = self.worktrees.path().join(format!("worker-{index}"));
+        if base.exists() {
+            fs::remove_dir_all(&base)?;
+        }
+        let root = base.join("repo");
+        copy_tree(&self.repo.checkout, &root)?;
+        let scratch = base.join("scratch");
+        fs::create_dir_all(scratch.join("tmp"))?;
+        let python_path: Vec<String> = self
+            .repo
+            .profile
+            .python_path
+            .iter()
+            .map(|p| root.join(p).display().to_string())
+            .collect();
+        let cgroup = PidsCgroup::create(&format!(
+            "swe-forge-{}-{}",
+            std::process::id(),
+            base.display().to_string().replace('/', "_")
+        ), self.limits.pids);
+        Ok(Box::new(LocalWorker {
+            root_s: root.display().to_string(),
+            scratch_s: scratch.display().to_string(),
+            root,
+            scratch,
+            venv: self.venv.clone(),
+            python_path: python_path.join(":"),
+            limits: self.limits.clone(),
+            cgroup,
+        }))
+    }
+}
+
+struct LocalWorker {
+    root: PathBuf,
+    scratch: PathBuf,
+    root_s: String,
+    scratch_s: String,
+    venv: PathBuf,
+    python_path: String,
+    limits: Limits,
+    cgroup: Option<PidsCgroup>,
+}
+
+impl LocalWorker {
+    fn git(&self, args: &[&str]) -> Result<(), String> {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&self.root)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("git {}: {e}", args.join(" ")))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "git {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+}
+
+impl Worker for LocalWorker {
+    fn root(&self) -> &str {
+        &self.root_s
+    }
+
+    fn scratch(&self) -> &str {
+        &self.scratch_s
+    }
+
+    fn exec(&mut self, script: &str, timeout: Duration) -> Result<ExecOutput, SandboxError> {
+        let out_path = self.scratch.join(".stdout");
+        let err_path = self.scratch.join(".stderr");
+        let stdout = fs::File::create(&out_path)?;
+        let stderr = fs::File::create(&err_path)?;
+        let mut cmd = Command::new("bash");
+        cmd.args(["-c", script])
+            .current_dir(&self.root)
+            .env_clear()
+            .env("PATH", venv_path(&self.venv))
+            .env("VIRTUAL_ENV", &self.venv)
+            .env("HOME", self.scratch.join("tmp"))
+            .env("TMPDIR", self.scratch.join("tmp"))
+            .env("TZ", "UTC")
+            .env("LC_ALL", "C.UTF-8")
+            .env("LANG", "C.UTF-8")
+            .env("PYTHONHASHSEED", "0")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONPATH", &self.python_path)
+            .env("SWE_FORGE_SCRATCH", &self.scratch)
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
+            .process_group(0);
+        let memory = self.limits.memory_bytes;
+        let pids = self.limits.pids;
+        let procs_file = self
+            .cgroup
+            .as_ref()
+            .and_then(|c| CString::new(c.procs_file().as_os_str().as_encoded_bytes()).ok());
+        // SAFETY: the closure only calls async-signal-safe functions (setrlimit, open, write,
+        // close, getpid) and formats into a stack buffer; it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                let as_limit = libc::rlimit {
+                    rlim_cur: memory,
+                    rlim_max: memory,
+                };
+                libc::setrlimit(libc::RLIMIT_AS, &as_limit);
+                let nproc = libc::rlimit {
+                    rlim_cur: pids,
+                    rlim_max: pids,
+                };
+                libc::setrlimit(libc::RLIMIT_NPROC, &nproc);
+                let core = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                libc::setrlimit(libc::RLIMIT_CORE, &core);
+                if let Some(path) = &procs_file {
+                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
+                    if fd >= 0 {
+                        let mut buf = [0u8; 24];
+                        let mut n = libc::getpid() as u64;
+                        let mut i = buf.len();
+                        loop {
+                            i -= 1;
+                            buf[i] = b'0' + (n % 10) as u8;
+                            n /= 10;
+                            if n == 0 {
+                                break;
+                            }
+                        }
+                        libc::write(fd, buf[i..].as_ptr().cast(), buf.len() - i);
+                        libc::close(fd);
+                    }
+                }
+                Ok(())
+            });
+        }
+        let started = Instant::now();
+        let mut child = cmd.spawn()?;
+        let pgid = child.id() as i32;
+        let mut timed_out = false;
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if started.elapsed() >= timeout {
+                timed_out = true;
+                kill_group(pgid);
+                break child.wait()?;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let duration = started.elapsed();
+        // Whatever the script left behind (daemons, forked children) goes too.
+        kill_group(pgid);
+        if let Some(cg) = &self.cgroup {
+            cg.kill_all();
+        }
+        let (end, exit_code, signal) = if timed_out {
+            (RunEnd::TimedOut, None, Some(libc::SIGKILL))
+        } else if let Some(code) = status.code() {
+            (RunEnd::Exited, Some(code), None)
+        } else {
+            (RunEnd::Signaled, None, status.signal())
+        };
+        Ok(ExecOutput {
+            end,
+            exit_code,
+            signal,
+            stdout: fs::read(&out_path).unwrap_or_default(),
+            stderr: fs::read(&err_path).unwrap_or_default(),
+            duration,
+        })
+    }
+
+    fn apply_patch(&mut self, patch: &str) -> Result<(), SandboxError> {
+        let path = self.scratch.join(".patch");
+        fs::write(&path, patch)?;
+        let p = path.display().to_string();
+        self.git(&["apply", "--whitespace=nowarn", &p])
+            .map_err(SandboxError::Patch)
+    }
+
+    fn reset(&mut self) -> Result<(), SandboxError> {
+        self.git(&["checkout", "-q", "-f", "HEAD", "--", "."])
+            .and_then(|_| self.git(&["clean", "-q", "-f", "-d", "-x"]))
+            .map_err(SandboxError::Reset)
+    }
+
+    fn read_scratch(&mut self, name: &str) -> Result<Option<Vec<u8>>, SandboxError> {
+        match fs::read(self.scratch.join(name)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn clear_scratch(&mut self) -> Result<(), SandboxError> {
+        for entry in fs::read_dir(&self.scratch)? {
+            let entry = entry?;
+            if entry.file_name() == "tmp" {
+                // Keep the directory, empty its contents.
+                let _ = fs::remove_dir_all(entry.path());
+                fs::create_dir_all(entry.path())?;
+            } else if entry.file_type()?.is_dir() {
+                fs::remove_dir_all(entry.path())?;
+            } else {
+                fs::remove_file(entry.path())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for LocalWorker {
+    fn drop(&mut self) {
+        if let Some(cg) = self.cgroup.take() {
+            cg.kill_all();
+            cg.remove();
+        }
+    }
+}
+
+fn kill_group(pgid: i32) {
+    // SAFETY: sending a signal to a process group we created; a stale group just fails.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}
+
+/// A pids cgroup (v1 `pids` hierarchy or v2 with the pids controller) holding one worker's
+/// processes, so that a fork bomb is capped and every process is found and killed afterwards.
+struct PidsCgroup {
+    dir: PathBuf,
+}
+
+impl PidsCgroup {
+    fn create(name: &str, max: u64) -> Option<PidsCgroup> {
+        let candidates = [
+            PathBuf::from("/sys/fs/cgroup/pids"),
+            PathBuf::from("/sys/fs/cgroup"),
+        ];
+        for root in candidates {
+            let has_pids = root.join("pids.max").exists()
+                || root.join("cgroup.procs").exists() && root.ends_with("pids")
+                || fs::read_to_string(root.join("cgroup.subtree_control"))
+                    .is_ok_and(|s| s.split_whitespace().any(|c| c == "pids"));
+            if !has_pids {
+                continue;
+            }
+            let dir = root.join(name);
+            if fs::create_dir_all(&dir).is_err() {
+                continue;
+            }
+            if fs::write(dir.join("pids.max"), max.to_string()).is_ok() {
+                return Some(PidsCgroup { dir });
+            }
+            let _ = fs::remove_dir(&dir);
+        }
+        tracing::debug!("no writable pids cgroup; relying on RLIMIT_NPROC and process groups");
+        None
+    }
+
+    fn procs_file(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
+    fn kill_all(&self) {
+        for _ in 0..200 {
+            let procs = fs::read_to_string(self.procs_file()).unwrap_or_default();
+            let pids: Vec<i32> = procs.lines().filter_map(|l| l.trim().parse().ok()).collect();
+            if pids.is_empty() {
+                return;
+            }
+            for pid in pids {
+                // SAFETY: signalling processes that live in our own cgroup.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn remove(&self) {
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
