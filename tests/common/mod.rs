@@ -1,0 +1,112 @@
+//! Shared helpers for the integration tests: the binary, a shared cache, fixture manifests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The swe-forge binary under test.
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_swe-forge"));
+    c.env("SWE_FORGE_CACHE", cache());
+    c.env_remove("RUST_LOG");
+    c
+}
+
+/// A cache shared by the tests (mirrors, checkouts, virtualenvs), so environments are built once.
+pub fn cache() -> PathBuf {
+    std::env::var_os("SWE_FORGE_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("cache"))
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Write a one-seed manifest for a fixture directory into `dir`.
+pub fn fixture_manifest(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(
+        &path,
+        format!(
+            "seeds:\n  - name: {name}\n    source: {}\n    language: python\n",
+            fixture(name).display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+pub fn text(out: &Output) -> String {
+    format!(
+        "status: {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Read a JSON-lines file.
+pub fn jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The `--json` summary printed by `run`.
+pub fn summary(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", text(out)))
+}
+
+/// The summary entry of one seed.
+pub fn seed_summary<'a>(summary: &'a serde_json::Value, seed: &str) -> &'a serde_json::Value {
+    summary["seeds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["seed"] == seed)
+        .unwrap_or_else(|| panic!("no seed {seed} in {summary}"))
+}
+
+/// Processes whose working directory lies under `root` (left behind by a run).
+pub fn processes_under(root: &Path) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) {
+            if cwd.starts_with(root) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+/// Run the pipeline on a fixture with the local sandbox, worktrees under a private TMPDIR.
+/// Returns (output, out dir, tmp root) — keep the TempDir alive while inspecting.
+pub fn run_fixture(name: &str, extra: &[&str]) -> (Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let m = fixture_manifest(dir.path(), name);
+    let out = bin()
+        .env("TMPDIR", &tmp)
+        .args(["run", m.to_str().unwrap(), "--sandbox", "local", "--json", "--jobs", "2", "--out"])
+        .arg(dir.path().join("out"))
+        .args(extra)
+        .output()
+        .unwrap();
+    (out, dir)
+}
+
+/// The candidates.jsonl lines of a run's out dir.
+pub fn candidate_lines(dir: &Path) -> Vec<serde_json::Value> {
+    jsonl(&dir.join("out/candidates.jsonl"))
+}

@@ -1,0 +1,60 @@
+//! Mutants that misbehave — loop forever, fork without bound, allocate without bound — get a
+//! verdict with the right reason, the run goes on, and no process is left behind.
+
+mod common;
+use common::*;
+
+fn reasons(dir: &std::path::Path) -> Vec<(String, String)> {
+    candidate_lines(dir)
+        .iter()
+        .map(|c| {
+            (
+                c["category"].as_str().unwrap().to_string(),
+                c["reason"].as_str().unwrap_or("accepted").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A mutant that never terminates is rejected as `timeout` and the other candidates are decided.
+#[test]
+fn endless_loop_times_out_and_the_run_continues() {
+    let (out, dir) = run_fixture("loop_mutant", &["--min-timeout", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = summary(&out);
+    let seed = seed_summary(&s, "loop_mutant");
+    assert_eq!(seed["status"], "done", "{seed}");
+    assert_eq!(seed["decided"], seed["sampled"], "every candidate decided: {seed}");
+    let r = reasons(dir.path());
+    assert!(r.iter().any(|(_, reason)| reason == "timeout"), "{r:?}");
+    assert!(r.iter().any(|(_, reason)| reason != "timeout"), "{r:?}");
+    assert!(processes_under(&dir.path().join("tmp")).is_empty());
+}
+
+/// A mutant that forks without bound is capped by the process limit and rejected as
+/// `resource-limit`; its children are all gone afterwards.
+#[test]
+fn fork_bomb_is_contained() {
+    let (out, dir) = run_fixture("fork_mutant", &["--pids-limit", "64", "--min-timeout", "5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = reasons(dir.path());
+    let guard: Vec<&(String, String)> = r.iter().filter(|(c, _)| c == "missing-guard").collect();
+    assert!(!guard.is_empty(), "{r:?}");
+    assert!(
+        guard.iter().all(|(_, reason)| reason == "resource-limit" || reason == "timeout"),
+        "{r:?}"
+    );
+    assert!(processes_under(&dir.path().join("tmp")).is_empty());
+}
+
+/// A mutant that allocates without bound hits the memory limit: `resource-limit`.
+#[test]
+fn memory_hog_is_contained() {
+    let (out, dir) = run_fixture("alloc_mutant", &["--memory-limit", "1024"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = reasons(dir.path());
+    let guard: Vec<&(String, String)> = r.iter().filter(|(c, _)| c == "missing-guard").collect();
+    assert!(!guard.is_empty(), "{r:?}");
+    assert!(guard.iter().all(|(_, reason)| reason == "resource-limit"), "{r:?}");
+    assert!(processes_under(&dir.path().join("tmp")).is_empty());
+}
