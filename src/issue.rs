@@ -87,6 +87,8 @@ fn observed_failure(input: &IssueInput<'_>) -> String {
         .filter(|l| !input.test_files.iter().any(|f| l.contains(f.as_str())))
         .filter(|l| !test_names.iter().any(|n| l.contains(n)))
         .filter(|l| !l.contains(".py:"))
+        // Object reprs carry memory addresses (never reproducible) and module paths.
+        .filter(|l| !l.contains(" object at 0x"))
         .take(12)
         .collect::<Vec<_>>()
         .join("\n")

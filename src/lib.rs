@@ -12,7 +12,7 @@ pub mod issue;
 pub mod lang;
 pub mod lock;
 pub mod mutator;
-// pub mod pipeline; (enabled once the mutation engine lands)
+pub mod pipeline;
 pub mod repo;
 pub mod run;
 pub mod runner;

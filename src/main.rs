@@ -1,1 +1,423 @@
-fn main() {}
+//! The swe-forge command line: parse, call the library, map errors to exit codes.
+//!
+//! Exit codes: 0 success; 1 error (bad manifest, I/O, …); 2 usage error; 3 `run` finished but
+//! no seed could be verified (every seed failed or was rejected); 130 interrupted (resumable).
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use swe_forge::baseline::BaselineConfig;
+use swe_forge::candidate::{self, Budget};
+use swe_forge::lang::Language;
+use swe_forge::pipeline::{self, RunConfig, SandboxChoice};
+use swe_forge::sandbox::Limits;
+use swe_forge::verify::VerifyConfig;
+use swe_forge::{bench, repo, seed};
+
+#[derive(Parser)]
+#[command(name = "swe-forge", version, about = "Turn real repositories into verified software-engineering tasks")]
+struct Cli {
+    /// More logs (-v debug, -vv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Only warnings and errors.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// Cache for mirrors, checkouts, environments and the extracted demo seeds.
+    #[arg(long, global = true, env = "SWE_FORGE_CACHE")]
+    cache: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The whole pipeline: import, baseline, mutate, screen, verify, emit.
+    Run(RunArgs),
+    /// Clone or import the seeds of a manifest and print their profiles.
+    Import {
+        manifest: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the candidates (mutants) of a source tree or file.
+    Mutate {
+        path: PathBuf,
+        #[arg(long, value_enum)]
+        lang: Option<Language>,
+        /// Rules from DIR/<language>/*.yaml instead of the embedded ones.
+        #[arg(long)]
+        mutators: Option<PathBuf>,
+        /// Include test files too (by default they are not mutated).
+        #[arg(long)]
+        include_tests: bool,
+        /// One JSON object per candidate (JSON lines).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Baseline, screening and triple verification of given candidates (from `mutate --json`,
+    /// run on the seed's checkout) instead of enumerating them.
+    Verify {
+        #[command(flatten)]
+        run: RunArgs,
+        /// JSON lines of candidates.
+        #[arg(long)]
+        candidates: PathBuf,
+    },
+    /// Measure a stage.
+    Bench {
+        #[command(subcommand)]
+        what: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Enumerate the candidates of every non-test source file under DIR and time it.
+    Mutate {
+        dir: PathBuf,
+        #[arg(long, value_enum)]
+        lang: Option<Language>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Clone)]
+struct RunArgs {
+    /// Seed manifest (YAML); the embedded demo seeds when absent.
+    manifest: Option<PathBuf>,
+    /// Output directory.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    #[arg(long, value_enum, default_value = "auto")]
+    sandbox: SandboxChoice,
+    /// Parallel workers per repository (default: the number of CPUs).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Sampling seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// At most this many candidates per seed.
+    #[arg(long, default_value_t = 300)]
+    max_candidates: usize,
+    #[arg(long, default_value_t = 4)]
+    max_per_function: usize,
+    #[arg(long)]
+    max_per_mutator: Option<usize>,
+    /// Repeats of each verification check.
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Repeats of the clean baseline.
+    #[arg(long, default_value_t = 3)]
+    baseline_repeats: usize,
+    /// Hard timeout of one baseline run, seconds.
+    #[arg(long, default_value_t = 900)]
+    baseline_timeout: u64,
+    /// Lower bound of the per-run timeout derived from the baseline, seconds.
+    #[arg(long, default_value_t = 10)]
+    min_timeout: u64,
+    /// Memory limit per test command, MiB.
+    #[arg(long, default_value_t = 4096)]
+    memory_limit: u64,
+    /// Process limit per worker.
+    #[arg(long, default_value_t = 512)]
+    pids_limit: u64,
+    /// Rules from DIR/<language>/*.yaml instead of the embedded ones.
+    #[arg(long)]
+    mutators: Option<PathBuf>,
+    /// Only the named seeds.
+    #[arg(long = "only")]
+    only: Vec<String>,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+fn default_cache() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(x).join("swe-forge");
+    }
+    if let Some(h) = std::env::var_os("HOME") {
+        return PathBuf::from(h).join(".cache/swe-forge");
+    }
+    std::env::temp_dir().join("swe-forge-cache")
+}
+
+fn main() {
+    let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet);
+    let code = match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+fn init_logging(verbose: u8, quiet: bool) {
+    let default = match (quiet, verbose) {
+        (true, _) => "warn",
+        (false, 0) => "info",
+        (false, 1) => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+fn dispatch(cli: Cli) -> Result<i32> {
+    let cache = cli.cache.clone().unwrap_or_else(default_cache);
+    match cli.command {
+        Command::Run(args) => run(args, cache, None, cli.quiet),
+        Command::Verify { run: args, candidates } => run(args, cache, Some(candidates), cli.quiet),
+        Command::Import { manifest, json } => import(&manifest, &cache, json),
+        Command::Mutate {
+            path,
+            lang,
+            mutators,
+            include_tests,
+            json,
+        } => mutate(&path, lang, mutators.as_deref(), include_tests, json),
+        Command::Bench {
+            what: BenchCommand::Mutate { dir, lang, json },
+        } => {
+            let b = bench::mutate_dir(&dir, lang)
+                .with_context(|| format!("benchmarking {}", dir.display()))?;
+            if json {
+                println!("{}", serde_json::to_string(&b)?);
+            } else {
+                println!(
+                    "files {}  lines {}  candidates {}  seconds {:.3}  candidates/s {:.0}  skipped files {}",
+                    b.files, b.lines, b.candidates, b.seconds, b.candidates_per_s, b.skipped_files
+                );
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) -> Result<i32> {
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let cfg = RunConfig {
+        manifest: args.manifest.clone(),
+        out: args.out.clone(),
+        cache,
+        sandbox: args.sandbox,
+        jobs,
+        budget: Budget {
+            seed: args.seed,
+            max_total: Some(args.max_candidates),
+            max_per_function: Some(args.max_per_function),
+            max_per_mutator: args.max_per_mutator,
+        },
+        baseline: BaselineConfig {
+            repeats: args.baseline_repeats,
+            timeout: Duration::from_secs(args.baseline_timeout),
+            min_timeout: Duration::from_secs(args.min_timeout),
+            ..BaselineConfig::default()
+        },
+        verify: VerifyConfig {
+            repeats: args.repeats,
+        },
+        limits: Limits {
+            memory_bytes: args.memory_limit << 20,
+            pids: args.pids_limit,
+        },
+        mutators_dir: args.mutators.clone(),
+        only: args.only.clone(),
+        candidates_file: candidates,
+        progress: !args.json && !quiet,
+    };
+    ctrlc::set_handler(|| {
+        if pipeline::STOP.swap(true, Ordering::SeqCst) {
+            // Second Ctrl-C: give up at once.
+            std::process::exit(130);
+        }
+        eprintln!("interrupted: finishing the candidates in flight (Ctrl-C again to quit now)");
+    })
+    .context("installing the Ctrl-C handler")?;
+    let summary = pipeline::run(&cfg)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        for s in &summary.seeds {
+            let rejected: Vec<String> = s.rejected.iter().map(|(r, n)| format!("{r} {n}")).collect();
+            println!(
+                "{:<16} {:<9} candidates {:>4}/{:<5} killed {:>4}  accepted {:>4}  rejected: {}{}",
+                s.seed,
+                s.status,
+                s.sampled,
+                s.enumerated,
+                s.killed,
+                s.accepted,
+                if rejected.is_empty() { "-".to_string() } else { rejected.join(", ") },
+                if s.detail.is_empty() { String::new() } else { format!("  ({})", s.detail) },
+            );
+        }
+        println!(
+            "{} tasks in {} ({:.1}s, sandbox {})",
+            summary.tasks,
+            summary.out.join("tasks.jsonl").display(),
+            summary.seconds,
+            summary.sandbox
+        );
+    }
+    if summary.interrupted {
+        return Ok(130);
+    }
+    if !summary.seeds.is_empty() && summary.seeds.iter().all(|s| s.status != "done") {
+        return Ok(3);
+    }
+    Ok(0)
+}
+
+fn import(manifest: &Path, cache: &Path, json: bool) -> Result<i32> {
+    let m = seed::load_manifest(manifest)?;
+    let mut failures = 0;
+    let mut rows = Vec::new();
+    for s in &m.seeds {
+        match repo::import(s, &m.base_dir, cache) {
+            Ok(r) => {
+                if !json {
+                    println!(
+                        "{:<16} {} {:<8} {:<10} {:<7} sources {:>4}  tests {:>4}  {}",
+                        r.name,
+                        &r.commit[..12],
+                        r.profile.language,
+                        r.profile.build_system,
+                        r.profile.test_framework,
+                        r.profile.source_files.len(),
+                        r.profile.test_files.len(),
+                        r.checkout.display()
+                    );
+                }
+                rows.push(serde_json::json!({"seed": s.name, "ok": true, "repo": r}));
+            }
+            Err(e) => {
+                failures += 1;
+                if !json {
+                    eprintln!("{:<16} error: {e}", s.name);
+                }
+                rows.push(serde_json::json!({"seed": s.name, "ok": false, "error": e.to_string()}));
+            }
+        }
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    }
+    Ok(if failures > 0 { 1 } else { 0 })
+}
+
+fn mutate(
+    path: &Path,
+    lang: Option<Language>,
+    mutators: Option<&Path>,
+    include_tests: bool,
+    json: bool,
+) -> Result<i32> {
+    let (root, files) = source_files(path, lang, include_tests)?;
+    let mut total = 0;
+    for language in Language::ALL {
+        let of_lang: Vec<String> = files
+            .iter()
+            .filter(|f| language.matches_path(Path::new(f)))
+            .cloned()
+            .collect();
+        if of_lang.is_empty() || lang.is_some_and(|l| l != language) {
+            continue;
+        }
+        let rules = pipeline::load_rules(mutators, language)?;
+        let e = candidate::enumerate(&root, &of_lang, language, &rules);
+        for s in &e.skipped {
+            tracing::warn!(file = %s.file, "skipped: {}", s.reason);
+        }
+        for c in &e.candidates {
+            if json {
+                println!("{}", serde_json::to_string(c)?);
+            } else {
+                println!(
+                    "{}:{}  {:<24} {:<18} {}  `{}` → `{}`",
+                    c.file,
+                    c.line_range.0,
+                    c.mutator,
+                    c.category,
+                    c.function,
+                    one_line(&c.before),
+                    one_line(&c.after)
+                );
+            }
+        }
+        total += e.candidates.len();
+    }
+    if !json {
+        eprintln!("{total} candidates");
+    }
+    Ok(0)
+}
+
+fn one_line(s: &str) -> String {
+    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > 40 {
+        format!("{}…", flat.chars().take(40).collect::<String>())
+    } else {
+        flat
+    }
+}
+
+/// The root and the repository-relative source files under `path` (a file or a directory).
+fn source_files(path: &Path, lang: Option<Language>, include_tests: bool) -> Result<(PathBuf, Vec<String>)> {
+    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    if meta.is_file() {
+        let root = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let name = path
+            .file_name()
+            .context("a file name")?
+            .to_string_lossy()
+            .into_owned();
+        return Ok((root, vec![name]));
+    }
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(path)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !(e.depth() > 0 && (n.starts_with('.') || n == "__pycache__" || n == "node_modules" || n == "target"))
+        })
+    {
+        let entry = entry?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(path)
+            .expect("under root")
+            .to_string_lossy()
+            .replace('\\', "/");
+        let language = Language::ALL
+            .into_iter()
+            .find(|l| l.matches_path(entry.path()));
+        let Some(language) = language else { continue };
+        if lang.is_some_and(|l| l != language) {
+            continue;
+        }
+        if !include_tests && language.is_test_path(&rel) {
+            continue;
+        }
+        files.push(rel);
+    }
+    Ok((path.to_path_buf(), files))
+}

@@ -9,7 +9,6 @@ use crate::lang::Language;
 use crate::mutator::{self, Mutator};
 use crate::repo::{self, Repo};
 use crate::runner::pytest::Pytest;
-use crate::runner::TestRunner;
 use crate::sandbox::local::LocalSandbox;
 use crate::sandbox::{Environment, Limits, Sandbox};
 use crate::seed::{self, Manifest};
@@ -221,7 +220,13 @@ fn run_seed(
 
     // Import.
     let t = Instant::now();
-    let repo = match repo::import(seed, &manifest.base_dir, &cfg.cache) {
+    let lock = crate::lock::FileLock::exclusive(
+        &cfg.cache.join("locks").join(format!("{}.lock", seed.name)),
+    )
+    .map_err(io_err("locking the seed's cache entries"))?;
+    let imported = repo::import(seed, &manifest.base_dir, &cfg.cache);
+    drop(lock);
+    let repo = match imported {
         Ok(r) => r,
         Err(e) => return finish(s, "failed", format!("import: {e}")),
     };
