@@ -64,7 +64,7 @@ fn demo_run_yields_verified_tasks() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
     let out = bin()
-        .args(["run", "--sandbox", "local", "--json", "--max-candidates", "90", "--out"])
+        .args(["run", "--sandbox", "local", "--json", "--max-candidates", "32", "--out"])
         .arg(&out_dir)
         .output()
         .unwrap();

@@ -98,7 +98,7 @@ pub fn run_fixture(name: &str, extra: &[&str]) -> (Output, tempfile::TempDir) {
     let m = fixture_manifest(dir.path(), name);
     let out = bin()
         .env("TMPDIR", &tmp)
-        .args(["run", m.to_str().unwrap(), "--sandbox", "local", "--json", "--jobs", "2", "--out"])
+        .args(["run", m.to_str().unwrap(), "--sandbox", "local", "--json", "--jobs", "2", "--max-per-function", "1000", "--out"])
         .arg(dir.path().join("out"))
         .args(extra)
         .output()
@@ -109,4 +109,47 @@ pub fn run_fixture(name: &str, extra: &[&str]) -> (Output, tempfile::TempDir) {
 /// The candidates.jsonl lines of a run's out dir.
 pub fn candidate_lines(dir: &Path) -> Vec<serde_json::Value> {
     jsonl(&dir.join("out/candidates.jsonl"))
+}
+
+/// Whether the Docker tests can run: true when a daemon answers. Without one they fail when
+/// `SWE_FORGE_REQUIRE_DOCKER=1` (CI) and are skipped with a notice otherwise.
+pub fn docker_or_skip(test: &str) -> bool {
+    if swe_forge::sandbox::docker::available() {
+        return true;
+    }
+    if std::env::var("SWE_FORGE_REQUIRE_DOCKER").as_deref() == Ok("1") {
+        panic!("{test}: no Docker daemon answers and SWE_FORGE_REQUIRE_DOCKER=1");
+    }
+    eprintln!("skipping {test}: no Docker daemon answers (set SWE_FORGE_REQUIRE_DOCKER=1 to fail instead)");
+    false
+}
+
+/// The demo seed (seeds/pyshelf) imported into the shared test cache.
+pub fn demo_repo() -> swe_forge::repo::Repo {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/demo.yaml");
+    let m = swe_forge::seed::load_manifest(&manifest).unwrap();
+    let seed = m.seeds.iter().find(|s| s.name == "pyshelf").unwrap();
+    swe_forge::repo::import(seed, &m.base_dir, &cache()).unwrap()
+}
+
+/// A fixture under tests/fixtures imported into the shared test cache.
+pub fn fixture_repo(name: &str) -> swe_forge::repo::Repo {
+    let dir = tempfile::tempdir().unwrap();
+    let m = swe_forge::seed::load_manifest(&fixture_manifest(dir.path(), name)).unwrap();
+    swe_forge::repo::import(&m.seeds[0], &m.base_dir, &cache()).unwrap()
+}
+
+/// Ids of the containers labelled with a swe-forge run id.
+pub fn run_containers(run_id: &str) -> Vec<String> {
+    let out = Command::new("docker")
+        .args(["ps", "-aq", "--no-trunc", "--filter"])
+        .arg(format!("label=swe-forge.run={run_id}"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
 }
