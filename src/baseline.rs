@@ -3,7 +3,7 @@
 
 use crate::coverage::CoverageMap;
 use crate::run::{Run, RunEnd, TestStatus};
-use crate::runner::{RunnerError, TestRunner};
+use crate::runner::{RunBudget, RunnerError, TestRunner};
 use crate::sandbox::Worker;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,9 +16,14 @@ pub struct BaselineConfig {
     pub repeats: usize,
     /// Hard timeout of one baseline run.
     pub timeout: Duration,
-    /// Later runs get `factor × slowest baseline run + slack`, at least `min_timeout`.
+    /// Later runs get a CPU-time limit of `factor × the most CPU a baseline run used + slack`
+    /// (at least `min_timeout`), and a wall-clock timeout of `wall_factor ×` the slowest
+    /// baseline run + `wall_slack` (at least twice the CPU limit): the CPU limit catches endless
+    /// loops whatever the machine's load; the wall clock catches hangs that use no CPU.
     pub factor: f64,
     pub slack: Duration,
+    pub wall_factor: f64,
+    pub wall_slack: Duration,
     pub min_timeout: Duration,
 }
 
@@ -29,6 +34,8 @@ impl Default for BaselineConfig {
             timeout: Duration::from_secs(900),
             factor: 3.0,
             slack: Duration::from_secs(5),
+            wall_factor: 10.0,
+            wall_slack: Duration::from_secs(30),
             min_timeout: Duration::from_secs(10),
         }
     }
@@ -67,14 +74,24 @@ pub struct Baseline {
     pub durations: BTreeMap<String, f64>,
     /// Wall time of the slowest repeat, seconds.
     pub suite_seconds: f64,
-    /// The timeout later runs get, seconds.
+    /// Most CPU seconds one repeat used (`None` when the runner could not measure it).
+    #[serde(default)]
+    pub suite_cpu_seconds: Option<f64>,
+    /// The wall-clock timeout later runs get, seconds.
     pub run_timeout_s: f64,
+    /// The CPU-time limit later runs get, seconds.
+    #[serde(default)]
+    pub run_cpu_limit_s: Option<f64>,
     pub coverage: CoverageMap,
 }
 
 impl Baseline {
-    pub fn run_timeout(&self) -> Duration {
-        Duration::from_secs_f64(self.run_timeout_s)
+    /// The limits of a verification run.
+    pub fn budget(&self) -> RunBudget {
+        RunBudget {
+            wall: Duration::from_secs_f64(self.run_timeout_s),
+            cpu: self.run_cpu_limit_s.map(Duration::from_secs_f64),
+        }
     }
 }
 
@@ -88,12 +105,12 @@ pub fn run_baseline(
     let mut runs = Vec::new();
     for i in 1..=cfg.repeats.max(1) {
         let label = format!("baseline#{i}");
-        let run = runner.run(worker, &label, None, cfg.timeout)?;
+        let run = runner.run(worker, &label, None, RunBudget::wall(cfg.timeout))?;
         tracing::info!(run = %label, "{}", run.summary());
         check_complete(&run, cfg.timeout)?;
         runs.push(run);
     }
-    let (coverage_run, coverage) = runner.run_with_coverage(worker, cfg.timeout)?;
+    let (coverage_run, coverage) = runner.run_with_coverage(worker, RunBudget::wall(cfg.timeout))?;
     check_complete(&coverage_run, cfg.timeout)?;
     tracing::info!(
         lines = coverage.covered_lines(),
@@ -167,8 +184,17 @@ pub fn classify(
         });
     }
     let suite_seconds = runs.iter().map(|r| r.duration_s).fold(0.0, f64::max);
-    let run_timeout_s = (cfg.factor * suite_seconds + cfg.slack.as_secs_f64())
-        .max(cfg.min_timeout.as_secs_f64());
+    let suite_cpu_seconds = runs
+        .iter()
+        .map(|r| r.cpu_s)
+        .collect::<Option<Vec<f64>>>()
+        .map(|v| v.into_iter().fold(0.0, f64::max));
+    let min = cfg.min_timeout.as_secs_f64();
+    let slack = cfg.slack.as_secs_f64();
+    let run_cpu_limit_s = suite_cpu_seconds.map(|c| (cfg.factor * c + slack).max(min));
+    let run_timeout_s = (cfg.wall_factor * suite_seconds + cfg.wall_slack.as_secs_f64())
+        .max(2.0 * run_cpu_limit_s.unwrap_or(min))
+        .max(min);
     Ok(Baseline {
         runs,
         coverage_run,
@@ -177,7 +203,9 @@ pub fn classify(
         failing,
         durations,
         suite_seconds,
+        suite_cpu_seconds,
         run_timeout_s,
+        run_cpu_limit_s,
         coverage,
     })
 }
@@ -208,6 +236,7 @@ mod tests {
                 })
                 .collect(),
             duration_s: secs,
+            cpu_s: Some(secs / 2.0),
             log_digest: String::new(),
             log_path: None,
             anomaly: None,
@@ -228,7 +257,9 @@ mod tests {
         assert_eq!(b.flaky, ["b".to_string()].into());
         assert_eq!(b.failing, ["c".to_string()].into());
         assert_eq!(b.suite_seconds, 2.0);
-        assert_eq!(b.run_timeout_s, 11.0);
+        // CPU limit: 3 × 1.0 s + 5 s → 8 s, raised to the 10 s minimum; wall: 10 × 2 s + 30 s.
+        assert_eq!(b.run_cpu_limit_s, Some(10.0));
+        assert_eq!(b.run_timeout_s, 50.0);
     }
 
     #[test]

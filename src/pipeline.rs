@@ -287,6 +287,7 @@ fn run_seed(
         flaky = baseline.flaky.len(),
         failing = baseline.failing.len(),
         timeout_s = baseline.run_timeout_s,
+        cpu_limit_s = ?baseline.run_cpu_limit_s,
         "baseline"
     );
 

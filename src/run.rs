@@ -76,6 +76,9 @@ pub struct Run {
     pub results: BTreeMap<String, TestResult>,
     /// Wall time of the whole command, seconds.
     pub duration_s: f64,
+    /// CPU time (user + system) of the test processes, seconds, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_s: Option<f64>,
     /// blake3 of stdout followed by stderr.
     pub log_digest: String,
     /// Where the full log was written, when it was kept.
@@ -128,7 +131,10 @@ impl Run {
             .collect();
         let end = match self.end {
             RunEnd::Exited => format!("exit {}", self.exit_code.unwrap_or(-1)),
-            RunEnd::TimedOut => "timed out".to_string(),
+            RunEnd::TimedOut => match &self.anomaly {
+                Some(a) if a.contains("CPU") => "CPU limit".to_string(),
+                _ => "timed out".to_string(),
+            },
             RunEnd::Signaled => format!("signal {}", self.signal.unwrap_or(0)),
         };
         format!(

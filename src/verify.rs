@@ -105,7 +105,10 @@ fn abnormal(run: &Run) -> Option<Verdict> {
     match run.end {
         RunEnd::TimedOut => Some(Verdict::rejected(
             Reason::Timeout,
-            format!("{} hit the {:.1}s timeout", run.label, run.duration_s),
+            match &run.anomaly {
+                Some(a) => format!("{}: {a}", run.label),
+                None => format!("{} hit the {:.1}s wall-clock timeout", run.label, run.duration_s),
+            },
         )),
         RunEnd::Signaled => Some(Verdict::rejected(
             Reason::Crash,
@@ -138,7 +141,7 @@ fn verify_inner(
     cfg: &VerifyConfig,
     out: &mut Outcome,
 ) -> Result<Verdict, Failure> {
-    let timeout = baseline.run_timeout();
+    let budget = baseline.budget();
     let covering: Vec<String> = baseline
         .coverage
         .tests_covering(&cand.file, cand.line_range.0, cand.line_range.1)
@@ -156,7 +159,7 @@ fn verify_inner(
     // Screening: only the covering tests, once.
     worker.reset()?;
     worker.apply_patch(&cand.bug_patch)?;
-    let screen = runner.run(worker, "screen", Some(&covering), timeout)?;
+    let screen = runner.run(worker, "screen", Some(&covering), budget)?;
     let screen_failures: BTreeSet<String> = screen.failures().into_iter().collect();
     let bad = abnormal(&screen);
     out.runs.push(screen);
@@ -181,7 +184,7 @@ fn verify_inner(
     let stable = &baseline.stable_pass;
     let mut failing: Option<BTreeSet<String>> = None;
     for i in 1..=cfg.repeats.max(1) {
-        let run = runner.run(worker, &format!("buggy#{i}"), None, timeout)?;
+        let run = runner.run(worker, &format!("buggy#{i}"), None, budget)?;
         let bad = abnormal(&run);
         let missing: Vec<String> = stable
             .iter()
@@ -243,7 +246,7 @@ fn verify_inner(
         other => Failure::from(other),
     })?;
     for i in 1..=cfg.repeats.max(1) {
-        let run = runner.run(worker, &format!("fixed#{i}"), None, timeout)?;
+        let run = runner.run(worker, &format!("fixed#{i}"), None, budget)?;
         let bad = abnormal(&run);
         let not_passing: Vec<String> = stable
             .iter()

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 use swe_forge::lang::Language;
 use swe_forge::runner::pytest::Pytest;
-use swe_forge::runner::TestRunner;
+use swe_forge::runner::{RunBudget, TestRunner};
 use swe_forge::sandbox::docker::DockerSandbox;
 use swe_forge::sandbox::local::LocalSandbox;
 use swe_forge::sandbox::{image, Limits, Sandbox, Worker};
@@ -63,16 +63,14 @@ fn image_times() {
     eprintln!("{}", docker(&["images", "--filter", "label=swe-forge.kind"]));
 }
 
-fn time_n(n: u32, mut f: impl FnMut()) -> f64 {
-    let started = Instant::now();
-    for _ in 0..n {
-        f();
-    }
-    started.elapsed().as_secs_f64() / n as f64
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
 }
 
-/// Mean wall time per operation, local vs Docker: a trivial command, a pytest run of 5 tests,
-/// and a screening cycle (apply a patch, run 5 tests, reset).
+/// Median wall time per operation, local vs Docker, the two backends interleaved so that load
+/// on the machine hits both alike: a trivial command, a pytest run of 5 tests, a screening
+/// cycle (apply a patch, run 5 tests, reset), a patch and reset alone, the whole suite.
 #[test]
 #[ignore]
 fn exec_overhead() {
@@ -83,55 +81,62 @@ fn exec_overhead() {
     let local = LocalSandbox::new(&cache(), Limits::default());
     let docker_sb = DockerSandbox::connect(&cache(), Limits::default()).unwrap();
     let runner = Pytest::new(None, repo.profile.test_files.clone(), repo.profile.python_path.clone());
-    // Five node ids from a collection run.
-    let mut lw = local.prepare(&repo).unwrap().worker(0).unwrap();
-    let all = runner.run(lw.as_mut(), "all", None, Duration::from_secs(300)).unwrap();
-    let five: Vec<String> = all.results.keys().take(5).cloned().collect();
     let patch = {
         let readme = std::fs::read_to_string(repo.checkout.join("README.md")).unwrap();
-        let first = readme.lines().next().unwrap();
-        format!("diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1,2 @@\n {first}\n+x\n")
+        let mut lines = readme.lines();
+        let (first, second) = (lines.next().unwrap(), lines.next().unwrap());
+        format!("diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,3 @@\n {first}\n+x\n {second}\n")
     };
-    let mut rows = Vec::new();
-    for (name, sb) in [("local", &local as &dyn Sandbox), ("docker", &docker_sb as &dyn Sandbox)] {
-        let env = sb.prepare(&repo).unwrap();
+    let envs = [local.prepare(&repo).unwrap(), docker_sb.prepare(&repo).unwrap()];
+    let mut workers: Vec<Box<dyn Worker>> = Vec::new();
+    let mut starts = Vec::new();
+    for env in &envs {
         let started = Instant::now();
-        let mut w: Box<dyn Worker> = env.worker(0).unwrap();
-        let start_worker = started.elapsed().as_secs_f64();
-        let n = 30;
-        w.exec("true", Duration::from_secs(30)).unwrap();
-        let trivial = time_n(n, || {
-            let o = w.exec("true", Duration::from_secs(30)).unwrap();
-            assert_eq!(o.exit_code, Some(0));
-        });
-        let pytest5 = time_n(10, || {
-            let r = runner.run(w.as_mut(), "screen", Some(&five), Duration::from_secs(120)).unwrap();
-            assert!(r.failures().is_empty(), "{}", r.summary());
-        });
-        let cycle = time_n(10, || {
-            w.apply_patch(&patch).unwrap();
-            let r = runner.run(w.as_mut(), "screen", Some(&five), Duration::from_secs(120)).unwrap();
-            assert!(r.failures().is_empty(), "{}", r.summary());
-            w.reset().unwrap();
-        });
-        let apply = time_n(10, || {
-            w.apply_patch(&patch).unwrap();
-            w.reset().unwrap();
-        });
-        let full = time_n(3, || {
-            runner.run(w.as_mut(), "full", None, Duration::from_secs(300)).unwrap();
-        });
-        rows.push((name, start_worker, trivial, pytest5, cycle, apply, full));
+        workers.push(env.worker(0).unwrap());
+        starts.push(started.elapsed().as_secs_f64());
     }
-    eprintln!("backend | worker start s | exec `true` ms | pytest 5 tests ms | patch+5 tests+reset ms | patch+reset ms | full suite ms");
-    for (name, start, trivial, p5, cycle, apply, full) in rows {
+    let all = runner.run(workers[0].as_mut(), "all", None, RunBudget::wall(Duration::from_secs(300))).unwrap();
+    let five: Vec<String> = all.results.keys().take(5).cloned().collect();
+    let timed = |f: &mut dyn FnMut()| {
+        let started = Instant::now();
+        f();
+        started.elapsed().as_secs_f64()
+    };
+    // [backend][measure] -> samples
+    let mut samples = vec![vec![Vec::new(); 5]; 2];
+    for round in 0..12 {
+        for (b, w) in workers.iter_mut().enumerate() {
+            samples[b][0].push(timed(&mut || {
+                assert_eq!(w.exec("true", Duration::from_secs(30)).unwrap().exit_code, Some(0));
+            }));
+            samples[b][1].push(timed(&mut || {
+                let r = runner.run(w.as_mut(), "screen", Some(&five), RunBudget::wall(Duration::from_secs(120))).unwrap();
+                assert!(r.failures().is_empty(), "{}", r.summary());
+            }));
+            samples[b][2].push(timed(&mut || {
+                w.apply_patch(&patch).unwrap();
+                let r = runner.run(w.as_mut(), "screen", Some(&five), RunBudget::wall(Duration::from_secs(120))).unwrap();
+                assert!(r.failures().is_empty(), "{}", r.summary());
+                w.reset().unwrap();
+            }));
+            samples[b][3].push(timed(&mut || {
+                w.apply_patch(&patch).unwrap();
+                w.reset().unwrap();
+            }));
+            if round % 3 == 0 {
+                samples[b][4].push(timed(&mut || {
+                    runner.run(w.as_mut(), "full", None, RunBudget::wall(Duration::from_secs(300))).unwrap();
+                }));
+            }
+        }
+    }
+    eprintln!("median ms over 12 interleaved rounds (full suite: 4)");
+    eprintln!("backend | worker start | exec `true` | pytest 5 tests | patch + 5 tests + reset | patch + reset | full suite (109 tests)");
+    for (b, name) in ["local", "docker"].iter().enumerate() {
+        let m: Vec<f64> = samples[b].iter().map(|v| median(v.clone()) * 1e3).collect();
         eprintln!(
-            "{name} | {start:.2} | {:.1} | {:.0} | {:.0} | {:.0} | {:.0}",
-            trivial * 1e3,
-            p5 * 1e3,
-            cycle * 1e3,
-            apply * 1e3,
-            full * 1e3
+            "{name} | {:.0} | {:.1} | {:.0} | {:.0} | {:.0} | {:.0}",
+            starts[b] * 1e3, m[0], m[1], m[2], m[3], m[4]
         );
     }
 }

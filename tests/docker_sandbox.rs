@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use swe_forge::run::{RunEnd, TestStatus};
 use swe_forge::runner::pytest::Pytest;
-use swe_forge::runner::TestRunner;
+use swe_forge::runner::{RunBudget, TestRunner};
 use swe_forge::sandbox::docker::DockerSandbox;
 use swe_forge::sandbox::{Environment, Limits, Sandbox, SandboxError, Worker};
 
@@ -116,15 +116,33 @@ fn endless_loop_times_out_and_the_worker_goes_on() {
     let o = run(&mut w, "ls /proc | grep -c '^[0-9]'", 5);
     assert_eq!(o.exit_code, Some(0));
     let procs: u32 = stdout(&o).trim().parse().unwrap();
-    // init, sleep infinity, the wrapper, timeout, bash, ls, grep.
+    // init, sleep infinity, the agent, timeout, bash, ls, grep.
     assert!(procs <= 7, "left-over processes: {procs}");
     let run_id = sandbox.run_id().to_string();
     drop(w);
     assert!(run_containers(&run_id).is_empty());
 }
 
-/// When the command stops the wrapper so that the inner timeout cannot end the exec, the
-/// watchdog outside kills and replaces the container, and the next command works.
+/// A command that kills every process it can (the sandbox's agent included) is reported as
+/// killed; the worker goes on with a clean tree.
+#[test]
+fn killing_everything_is_survived() {
+    if !docker_or_skip("killing_everything_is_survived") {
+        return;
+    }
+    let (_sandbox, env) = demo_env(Limits::default());
+    let mut w = env.worker(0).unwrap();
+    let o = run(&mut w, "echo dirty > /testbed/left-behind; sleep 1000 & kill -9 -1; sleep 5", 30);
+    assert_eq!(o.end, RunEnd::Signaled, "{o:?}");
+    let o = run(&mut w, "test -e /testbed/left-behind && echo still || echo clean; ls /proc | grep -c '^[0-9]'", 10);
+    let out = stdout(&o);
+    assert_eq!(out.lines().next(), Some("clean"), "{o:?}");
+    let procs: u32 = out.lines().nth(1).unwrap().parse().unwrap();
+    assert!(procs <= 7, "left-over processes: {procs}");
+}
+
+/// When the command stops the agent so that no answer comes, the watchdog outside kills and
+/// replaces the container, and the next command works.
 #[test]
 fn watchdog_replaces_a_stuck_container() {
     if !docker_or_skip("watchdog_replaces_a_stuck_container") {
@@ -133,8 +151,8 @@ fn watchdog_replaces_a_stuck_container() {
     let (sandbox, env) = demo_env(Limits::default());
     let mut w = env.worker(0).unwrap();
     w.exec("echo dirty > /testbed/left-behind", Duration::from_secs(5)).unwrap();
-    // $PPID is `timeout`; its parent is the wrapper: stop it.
-    let script = "read -r _ _ _ wrapper _ < /proc/$PPID/stat; kill -STOP $wrapper; sleep 1000";
+    // $PPID is `timeout`; its parent is the agent: stop it.
+    let script = "read -r _ _ _ agent _ < /proc/$PPID/stat; kill -STOP $agent; sleep 1000";
     let started = Instant::now();
     let o = w.exec(script, Duration::from_secs(1)).unwrap();
     let took = started.elapsed();
@@ -270,10 +288,12 @@ fn patches_and_scratch_files() {
     }
     let (_sandbox, env) = demo_env(Limits::default());
     let mut w = env.worker(0).unwrap();
-    let patch = "diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1,2 @@\n";
-    let first = run(&mut w, "head -1 README.md", 10);
-    let first_line = stdout(&first);
-    let patch = format!("{patch}{}", format_args!(" {first_line}+added by a patch\n"));
+    let first = run(&mut w, "head -1 README.md; sed -n 2p README.md", 10);
+    let lines: Vec<&str> = first.stdout.split(|b| *b == b'\n').map(|l| std::str::from_utf8(l).unwrap()).collect();
+    let patch = format!(
+        "diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,3 @@\n {}\n+added by a patch\n {}\n",
+        lines[0], lines[1]
+    );
     w.apply_patch(&patch).unwrap();
     let o = run(&mut w, "sed -n 2p README.md", 10);
     assert_eq!(stdout(&o).trim(), "added by a patch");
@@ -290,8 +310,13 @@ fn patches_and_scratch_files() {
     assert_eq!(w.read_scratch("r.txt").unwrap().as_deref(), Some(&b"a\0b"[..]));
     w.clear_scratch().unwrap();
     assert_eq!(w.read_scratch("r.txt").unwrap(), None);
-    let o = run(&mut w, "ls -A /scratch /tmp | wc -w", 10);
-    assert_eq!(stdout(&o).trim(), "2", "{o:?}"); // the two `dir:` headers only
+    // Only the two `dir:` headers and the files holding this command's own output remain.
+    let o = run(&mut w, "ls -A /scratch /tmp | grep -v '^.swe-forge-std' | wc -w", 10);
+    assert_eq!(stdout(&o).trim(), "2", "{o:?}");
+    // A file too big to come back with the command is read on demand.
+    run(&mut w, "head -c 20000000 /dev/zero > \"$SWE_FORGE_SCRATCH/big\"", 30);
+    assert_eq!(w.read_scratch("big").unwrap().map(|b| b.len()), Some(20_000_000));
+    assert_eq!(w.read_scratch("absent").unwrap(), None);
 }
 
 /// pytest runs in the container through the runner: selected tests, then the whole suite with
@@ -310,7 +335,7 @@ fn pytest_runs_in_the_container() {
         repo.profile.python_path.clone(),
     );
     let (all, coverage) = runner
-        .run_with_coverage(w.as_mut(), Duration::from_secs(300))
+        .run_with_coverage(w.as_mut(), RunBudget::wall(Duration::from_secs(300)))
         .unwrap();
     assert_eq!(all.end, RunEnd::Exited, "{}", all.summary());
     assert!(all.results.len() >= 100, "{}", all.summary());
@@ -318,7 +343,7 @@ fn pytest_runs_in_the_container() {
     assert!(coverage.covered_lines() > 100, "coverage: {} lines", coverage.covered_lines());
     let some: Vec<String> = all.results.keys().take(3).cloned().collect();
     let r = runner
-        .run(w.as_mut(), "screen", Some(&some), Duration::from_secs(120))
+        .run(w.as_mut(), "screen", Some(&some), RunBudget::wall(Duration::from_secs(120)))
         .unwrap();
     assert_eq!(r.results.len(), 3, "{}", r.summary());
     assert!(r.failures().is_empty(), "{}", r.summary());

@@ -38,7 +38,7 @@ fn killed_run_leaves_nothing_after_next_start() {
         .unwrap()
         .prepare(&repo)
         .unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "hold_containers_helper", "--ignored", "--nocapture", "--test-threads", "1"])
         .env("SWE_FORGE_TEST_HOLD", "1")
         .env("SWE_FORGE_CACHE", cache())
@@ -46,12 +46,15 @@ fn killed_run_leaves_nothing_after_next_start() {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
+    // Killed on every path out of this test, a failed assertion included.
+    let mut child = KillOnDrop(child);
     let started = Instant::now();
     let mut run_id = None;
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+    for line in BufReader::new(child.0.stdout.take().unwrap()).lines() {
         let line = line.unwrap();
-        if let Some(id) = line.strip_prefix("RUN_ID=") {
-            run_id = Some(id.trim().to_string());
+        // libtest may have printed `test hold_containers_helper ... ` on the same line.
+        if let Some(pos) = line.find("RUN_ID=") {
+            run_id = Some(line[pos + "RUN_ID=".len()..].trim().to_string());
             break;
         }
         assert!(started.elapsed() < Duration::from_secs(600), "the helper never started");
@@ -59,8 +62,8 @@ fn killed_run_leaves_nothing_after_next_start() {
     let run_id = run_id.expect("the helper printed its run id");
     assert_eq!(run_containers(&run_id).len(), 2);
     // SIGKILL: no destructor runs.
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
     assert_eq!(run_containers(&run_id).len(), 2, "the containers should still be there");
     let sandbox = DockerSandbox::connect(&cache(), Limits::default()).unwrap();
     assert!(
@@ -74,6 +77,15 @@ fn killed_run_leaves_nothing_after_next_start() {
     assert_eq!(run_containers(sandbox.run_id()).len(), 1);
     drop(w);
     assert!(run_containers(sandbox.run_id()).is_empty());
+}
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[test]

@@ -76,3 +76,101 @@ impl std::str::FromStr for Language {
         }
     }
 }
+
+/// How a node may be re-parsed on its own to check an edit inside it (see `candidate`):
+/// the smallest such node around an edit is cut out, edited, parsed alone, and its shape
+/// compared with the slot it came from. A context-free substitution of a well-formed piece
+/// into the same slot keeps the file well-formed, so checking the piece checks the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Region {
+    /// An expression whose slot only takes its own kind (an operand, a callee...): the edited
+    /// text must parse as one expression of the same kind.
+    SameKind,
+    /// An expression in a slot that takes any expression (a condition, an argument...).
+    AnyExpression,
+    /// A statement in a block: the edited text must parse as exactly one statement.
+    Statement,
+}
+
+/// The per-language facts the mutation engine needs about syntax trees; one small trait so
+/// that the engine itself stays language-agnostic.
+pub trait Syntax: Sync {
+    /// The function's name and body nodes when `node` defines a function, method or
+    /// constructor.
+    fn function_parts<'t>(
+        &self,
+        node: tree_sitter::Node<'t>,
+    ) -> Option<(tree_sitter::Node<'t>, tree_sitter::Node<'t>)>;
+    /// The name node when `node` is a class-like scope that qualifies function names.
+    fn scope_name<'t>(&self, node: tree_sitter::Node<'t>) -> Option<tree_sitter::Node<'t>>;
+    /// Whether the scope walk should look for functions inside `kind` (statements and
+    /// scopes, not expressions).
+    fn may_contain_definitions(&self, kind: &str) -> bool;
+    /// Whether `node` (a statement) is a documentation string when it opens a body.
+    fn is_docstring(&self, node: tree_sitter::Node<'_>) -> bool;
+    /// Whether `node` (a top-level statement) only runs when the file is executed as a
+    /// script (`if __name__ == "__main__":`).
+    fn is_script_guard(&self, node: tree_sitter::Node<'_>, src: &[u8]) -> bool;
+    /// The node kind of a statement block, and the statement to leave in a block that would
+    /// otherwise be empty (`pass`), if the language needs one.
+    fn block_kind(&self) -> &'static str;
+    fn empty_block_filler(&self) -> Option<&'static str>;
+    /// Whether `kind` is a comment (comments are extras, skipped when counting statements).
+    fn is_comment(&self, kind: &str) -> bool;
+    /// The logical negation of the expression `node`: unwraps an existing negation, or wraps.
+    fn negate(&self, node: tree_sitter::Node<'_>, src: &[u8]) -> String;
+    /// The literal text of integer `text` shifted by `delta`, written like the original;
+    /// `None` when the literal is not a plain integer or the result would be negative.
+    fn shift_integer(&self, text: &str, delta: i64) -> Option<String>;
+    /// How `node`, found under `parent`, can be re-parsed alone; `None` when it cannot be
+    /// (the check then moves to a larger node, and finally to the whole file).
+    fn region(
+        &self,
+        _node: tree_sitter::Node<'_>,
+        _parent: Option<tree_sitter::Node<'_>>,
+    ) -> Option<Region> {
+        None
+    }
+    /// Whether `kind` is an expression (any kind an `AnyExpression` slot takes).
+    fn is_expression(&self, _kind: &str) -> bool {
+        false
+    }
+    /// Whether `kind` is a simple (one-line, non-compound) statement.
+    fn is_simple_statement(&self, _kind: &str) -> bool {
+        false
+    }
+    /// For an operator token under a node of `parent_kind`, the text around a lone operator
+    /// that makes a node of that kind (`("x ", " x")` for a binary operator), so that a swapped
+    /// operator is checked without its operands, which the edit leaves whole.
+    fn operator_context(&self, _parent_kind: &str) -> Option<(&'static str, &'static str)> {
+        None
+    }
+    /// Whether a `kind` clause is optional in a `parent_kind` statement (an `elif`/`else`),
+    /// so that removing its whole lines leaves a valid statement.
+    fn is_optional_clause(&self, _kind: &str, _parent_kind: &str) -> bool {
+        false
+    }
+    /// Text that makes an indented statement parse at the top level (`if 1:\n` in Python);
+    /// `None` when indentation does not matter.
+    fn indent_wrapper(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+impl Language {
+    /// The syntax facts of this language.
+    pub fn syntax(self) -> &'static dyn Syntax {
+        match self {
+            Language::Python => &python::PythonSyntax,
+            Language::Java => &java::JavaSyntax,
+        }
+    }
+
+    /// The prefix every mutator id of this language starts with (`py-`, `java-`).
+    pub fn rule_prefix(self) -> &'static str {
+        match self {
+            Language::Python => "py-",
+            Language::Java => "java-",
+        }
+    }
+}

@@ -19,6 +19,21 @@ pub enum RunnerError {
     Coverage(String),
 }
 
+/// The limits of one run: a wall-clock timeout (catches hangs) and, optionally, a CPU-time
+/// limit per process (catches endless loops without being fooled by a loaded machine).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunBudget {
+    pub wall: Duration,
+    pub cpu: Option<Duration>,
+}
+
+impl RunBudget {
+    /// Only a wall-clock timeout.
+    pub fn wall(wall: Duration) -> RunBudget {
+        RunBudget { wall, cpu: None }
+    }
+}
+
 /// A framework adapter.
 pub trait TestRunner: Send + Sync {
     /// Run the given tests (`None`: the whole suite) and parse the report. Tests requested but
@@ -28,13 +43,13 @@ pub trait TestRunner: Send + Sync {
         worker: &mut dyn Worker,
         label: &str,
         tests: Option<&[String]>,
-        timeout: Duration,
+        budget: RunBudget,
     ) -> Result<Run, RunnerError>;
 
     /// Run the whole suite once with per-test coverage: which tests execute which lines.
     fn run_with_coverage(
         &self,
         worker: &mut dyn Worker,
-        timeout: Duration,
+        budget: RunBudget,
     ) -> Result<(Run, CoverageMap), RunnerError>;
 }

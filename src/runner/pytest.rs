@@ -2,14 +2,16 @@
 //! file), maps cases to node ids, and collects per-test coverage with pytest-cov contexts.
 
 use super::junit_xml;
-use super::{RunnerError, TestRunner};
+use super::{RunBudget, RunnerError, TestRunner};
 use crate::coverage::CoverageMap;
 use crate::run::{Run, RunEnd, TestResult, TestStatus};
 use crate::sandbox::{shell_quote, ExecOutput, Worker};
 use std::path::PathBuf;
-use std::time::Duration;
 
 const REPORT: &str = "report.xml";
+const TIMES: &str = "times.txt";
+/// bash's exit status for a child killed by SIGXCPU (128 + 24).
+const CPU_EXCEEDED: i32 = 128 + libc::SIGXCPU;
 const COVERAGE_JSON: &str = "coverage.json";
 
 /// pytest for one repository.
@@ -65,8 +67,16 @@ impl Pytest {
         worker: &mut dyn Worker,
         label: &str,
         tests: Option<&[String]>,
-        out: ExecOutput,
+        budget: RunBudget,
+        mut out: ExecOutput,
     ) -> Result<Run, RunnerError> {
+        let cpu_s = worker
+            .read_scratch(TIMES)?
+            .and_then(|b| parse_bash_times(&String::from_utf8_lossy(&b)));
+        let cpu_exceeded = out.exit_code == Some(CPU_EXCEEDED) || out.signal == Some(libc::SIGXCPU);
+        if cpu_exceeded && out.end != RunEnd::TimedOut {
+            out.end = RunEnd::TimedOut;
+        }
         let mut log = out.stdout.clone();
         log.extend_from_slice(&out.stderr);
         let log_digest = blake3::hash(&log).to_hex().to_string();
@@ -75,7 +85,12 @@ impl Pytest {
             (std::fs::create_dir_all(dir).is_ok() && std::fs::write(&path, &log).is_ok())
                 .then(|| path.display().to_string())
         });
-        let mut anomaly = None;
+        let mut anomaly = cpu_exceeded.then(|| {
+            format!(
+                "CPU time limit of {:.1}s exceeded",
+                budget.cpu.map_or(0.0, |c| c.as_secs_f64())
+            )
+        });
         let mut results = match worker.read_scratch(REPORT)? {
             Some(bytes) => {
                 let xml = String::from_utf8_lossy(&bytes);
@@ -93,7 +108,7 @@ impl Pytest {
                 }
             }
             None => {
-                if out.end == RunEnd::Exited {
+                if out.end == RunEnd::Exited && anomaly.is_none() {
                     anomaly = Some(format!(
                         "no report written (exit {}): {}",
                         out.exit_code.unwrap_or(-1),
@@ -134,11 +149,42 @@ impl Pytest {
             signal: out.signal,
             results,
             duration_s: out.duration.as_secs_f64(),
+            cpu_s,
             log_digest,
             log_path,
             anomaly,
         })
     }
+}
+
+/// Wrap a command: apply the CPU limit, and record the CPU time of its processes with bash's
+/// `times` (the second line is the children's user and system time).
+fn wrap(scratch: &str, command: &str, budget: RunBudget) -> String {
+    // The soft limit sends SIGXCPU (exit 152, recognised as the CPU limit); the hard limit,
+    // a little later, SIGKILLs a process that ignores it. With both equal the kernel would
+    // send SIGKILL straight away, indistinguishable from the OOM killer.
+    let limit = budget
+        .cpu
+        .map(|c| {
+            let soft = c.as_secs_f64().ceil() as u64;
+            format!("ulimit -H -t {}\nulimit -S -t {soft}\n", soft + 5)
+        })
+        .unwrap_or_default();
+    format!(
+        "{limit}{command}\nstatus=$?\ntimes > {}\nexit $status\n",
+        shell_quote(&format!("{scratch}/{TIMES}"))
+    )
+}
+
+/// Children's user + system seconds from bash's `times` output (`0m1.250s 0m0.040s`).
+fn parse_bash_times(text: &str) -> Option<f64> {
+    let line = text.lines().nth(1)?;
+    let mut total = 0.0;
+    for part in line.split_whitespace() {
+        let (m, s) = part.trim_end_matches('s').split_once('m')?;
+        total += m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?;
+    }
+    Some(total)
 }
 
 fn tail(stderr: &[u8], stdout: &[u8]) -> String {
@@ -157,39 +203,40 @@ impl TestRunner for Pytest {
         worker: &mut dyn Worker,
         label: &str,
         tests: Option<&[String]>,
-        timeout: Duration,
+        budget: RunBudget,
     ) -> Result<Run, RunnerError> {
         worker.clear_scratch()?;
-        let cmd = self.command(worker.scratch(), tests, false);
-        let out = worker.exec(&cmd, timeout)?;
-        self.finish(worker, label, tests, out)
+        let scratch = worker.scratch().to_string();
+        let script = wrap(&scratch, &self.command(&scratch, tests, false), budget);
+        let out = worker.exec(&script, budget.wall)?;
+        self.finish(worker, label, tests, budget, out)
     }
 
     fn run_with_coverage(
         &self,
         worker: &mut dyn Worker,
-        timeout: Duration,
+        budget: RunBudget,
     ) -> Result<(Run, CoverageMap), RunnerError> {
         worker.clear_scratch()?;
         let scratch = worker.scratch().to_string();
         let rc = format!("{scratch}/coveragerc");
         let data = format!("{scratch}/.coverage");
-        let script = format!(
+        let pytest = format!(
             "printf '[run]\\nrelative_files = True\\n' > {rc_q}\n\
              export COVERAGE_FILE={data_q}\n\
              {pytest}\n\
              status=$?\n\
              python -m coverage json -q --rcfile={rc_q} --show-contexts -o {json_q} || exit 97\n\
-             exit $status\n",
+             (exit $status)",
             rc_q = shell_quote(&rc),
             data_q = shell_quote(&data),
             pytest = self.command(&scratch, None, true),
             json_q = shell_quote(&format!("{scratch}/{COVERAGE_JSON}")),
         );
-        let out = worker.exec(&script, timeout)?;
+        let out = worker.exec(&wrap(&scratch, &pytest, budget), budget.wall)?;
         let coverage_failed = out.exit_code == Some(97);
         let json = worker.read_scratch(COVERAGE_JSON)?;
-        let run = self.finish(worker, "coverage", None, out)?;
+        let run = self.finish(worker, "coverage", None, budget, out)?;
         let json = match json {
             Some(j) if !coverage_failed => j,
             _ => {
@@ -202,5 +249,28 @@ impl TestRunner for Pytest {
         let map = CoverageMap::from_coverage_py_json(&String::from_utf8_lossy(&json))
             .map_err(RunnerError::Coverage)?;
         Ok((run, map))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_bash_times() {
+        let t = "0m0.010s 0m0.002s\n1m2.500s 0m0.250s\n";
+        assert_eq!(parse_bash_times(t), Some(62.75));
+        assert_eq!(parse_bash_times("garbage"), None);
+    }
+
+    #[test]
+    fn wraps_with_cpu_limit_and_times() {
+        let b = RunBudget {
+            wall: std::time::Duration::from_secs(30),
+            cpu: Some(std::time::Duration::from_millis(7200)),
+        };
+        let w = wrap("/s", "python -m pytest", b);
+        assert!(w.starts_with("ulimit -H -t 13\nulimit -S -t 8\npython -m pytest\n"), "{w}");
+        assert!(w.contains("times > /s/times.txt"));
     }
 }

@@ -5,6 +5,8 @@
 //! an environment hands out [`Worker`]s, each with its own clean copy of the repository that is
 //! reset between candidates.
 
+pub mod docker;
+pub mod image;
 pub mod local;
 
 use crate::repo::Repo;

@@ -124,12 +124,17 @@ pub fn docker_or_skip(test: &str) -> bool {
     false
 }
 
-/// The demo seed (seeds/pyshelf) imported into the shared test cache.
+/// The demo seed (seeds/pyshelf) imported into the shared test cache (once per test binary:
+/// concurrent imports of one seed race on the mirror's refs).
 pub fn demo_repo() -> swe_forge::repo::Repo {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/demo.yaml");
-    let m = swe_forge::seed::load_manifest(&manifest).unwrap();
-    let seed = m.seeds.iter().find(|s| s.name == "pyshelf").unwrap();
-    swe_forge::repo::import(seed, &m.base_dir, &cache()).unwrap()
+    static DEMO: std::sync::OnceLock<swe_forge::repo::Repo> = std::sync::OnceLock::new();
+    DEMO.get_or_init(|| {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/demo.yaml");
+        let m = swe_forge::seed::load_manifest(&manifest).unwrap();
+        let seed = m.seeds.iter().find(|s| s.name == "pyshelf").unwrap();
+        swe_forge::repo::import(seed, &m.base_dir, &cache()).unwrap()
+    })
+    .clone()
 }
 
 /// A fixture under tests/fixtures imported into the shared test cache.
