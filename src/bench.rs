@@ -88,38 +88,39 @@ pub fn mutate_dir(dir: &Path, lang: Option<Language>) -> Result<MutateBench, Mut
         skipped_files,
     })
 }
+
 #[cfg(test)]
-mod tmp_tests {
+mod tests {
+    use super::*;
+
     #[test]
-    fn tmp_stdlib_timing() {
-        let dir = std::path::Path::new("/root/.pyenv/versions/3.11.7/lib/python3.11");
-        let _ = crate::mutator::load_embedded(crate::lang::Language::Python).unwrap();
-        let b = super::mutate_dir(dir, Some(crate::lang::Language::Python)).unwrap();
-        if std::env::var("PER_RULE").is_ok() {
-            let files: Vec<String> = walkdir::WalkDir::new(dir)
-                .into_iter()
-                .filter_entry(|e| e.file_name() != "site-packages")
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().extension().is_some_and(|x| x == "py"))
-                .map(|e| {
-                    e.path()
-                        .strip_prefix(dir)
-                        .unwrap()
-                        .to_string_lossy()
-                        .to_string()
-                })
-                .filter(|r| !crate::lang::Language::Python.is_test_path(r))
-                .collect();
-            let rules = crate::mutator::load_embedded(crate::lang::Language::Python).unwrap();
-            let e = crate::candidate::enumerate(dir, &files, crate::lang::Language::Python, &rules);
-            let mut counts = std::collections::BTreeMap::new();
-            for c in &e.candidates {
-                *counts.entry(c.mutator.clone()).or_insert(0) += 1;
-            }
-            for (k, v) in counts {
-                println!("{k:28} {v}");
-            }
+    fn mutate_dir_counts_source_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let code = "def f(a, b):\n    return a < b\n";
+        write("pkg/core.py", code);
+        write("pkg/util.py", code);
+        write("tests/test_core.py", code);
+        write("pkg/test_util.py", code);
+        write(".venv/lib/x.py", code);
+        write("lib/site-packages/dep.py", code);
+        write("pkg/broken.py", "def f(:\n");
+        write("src/main/java/A.java", "class A { int f() { return 1; } }\n");
+
+        let b = mutate_dir(dir.path(), Some(Language::Python)).unwrap();
+        assert_eq!((b.files, b.lines, b.skipped_files), (2, 4, 1));
+        assert!(b.candidates >= 4, "{b:?}");
+        assert!(b.seconds > 0.0 && b.candidates_per_s > 0.0);
+
+        let all = mutate_dir(dir.path(), None).unwrap();
+        assert_eq!((all.files, all.candidates), (3, b.candidates));
+        let json = serde_json::to_value(&all).unwrap();
+        for key in ["files", "lines", "candidates", "seconds", "candidates_per_s", "skipped_files"] {
+            assert!(json.get(key).is_some(), "{key}");
         }
-        println!("{}", serde_json::to_string(&b).unwrap());
     }
 }

@@ -687,11 +687,18 @@ thread_local! {
     static PIECES: RefCell<HashMap<String, Parsed>> = RefCell::new(HashMap::new());
 }
 
+/// What a piece says about an edit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Verdict {
+    /// The edited piece parses and fits its slot: the file parses.
     Accept,
-    Reject,
-    Unknown,
+    /// The piece cannot tell (it does not stand alone, or not as the same thing): try a
+    /// larger one.
+    Outward,
+    /// The edited piece does not parse: let the whole file decide (a piece cannot tell a
+    /// broken edit from one that only parses in its context, like an `else:` joining the
+    /// statement before it).
+    File,
 }
 
 struct Checker<'a> {
@@ -716,7 +723,8 @@ impl Checker<'_> {
     /// a swapped token is checked alone (or, for an operator, as `x OP x`); any other edit
     /// re-parses the smallest region around it that parses alone (an expression in its slot,
     /// a statement in its block), moving outward while the answer is unclear, up to the
-    /// function; failing that, the whole file is re-parsed.
+    /// function. Pieces only ever accept: whatever they do not accept, and an edit that
+    /// glues tokens together across its edge, is decided by re-parsing the whole file.
     fn check(&mut self, e: &Edit<'_>, func: usize) -> bool {
         if e.removes_lines && self.removal_is_structural(e) {
             return true;
@@ -724,10 +732,8 @@ impl Checker<'_> {
         if self.glues(e) {
             return self.check_file(e); // tokens merge across the edit's edge: no piece shows it
         }
-        match self.check_token(e) {
-            Verdict::Accept => return true,
-            Verdict::Reject => return false,
-            Verdict::Unknown => {}
+        if self.check_token(e) == Verdict::Accept {
+            return true;
         }
         let path = path_to(self.tree.root_node(), e.anchor);
         if path.last().map(|n| n.id()) != Some(e.anchor.id()) {
@@ -763,9 +769,9 @@ impl Checker<'_> {
             }
             match self.check_region(node, region, span, e) {
                 Verdict::Accept => return true,
-                Verdict::Reject => return false,
-                Verdict::Unknown if i <= func => break,
-                Verdict::Unknown => {}
+                Verdict::File => break,
+                Verdict::Outward if i <= func => break,
+                Verdict::Outward => {}
             }
         }
         self.check_file(e)
@@ -816,39 +822,34 @@ impl Checker<'_> {
     fn check_token(&mut self, e: &Edit<'_>) -> Verdict {
         let node = e.anchor;
         if node.child_count() != 0 || (node.start_byte(), node.end_byte()) != (e.start, e.end) {
-            return Verdict::Unknown;
+            return Verdict::Outward;
         }
         let bytes = self.src.as_bytes();
         let text = e.text.as_bytes();
         let (Some(&first), Some(&last)) = (text.first(), text.last()) else {
-            return Verdict::Unknown;
+            return Verdict::Outward;
         };
         let glued_before = e.start > 0 && is_word_byte(bytes[e.start - 1]) && is_word_byte(first);
         let glued_after = e.end < bytes.len() && is_word_byte(bytes[e.end]) && is_word_byte(last);
         if glued_before || glued_after || e.text.contains('\n') {
-            return Verdict::Unknown;
+            return Verdict::Outward;
         }
         let (prefix, suffix, kind) = if node.is_named() {
             ("", "", node.kind())
         } else {
             let Some(parent) = node.parent() else {
-                return Verdict::Unknown;
+                return Verdict::Outward;
             };
             let Some((p, s)) = self.syn.operator_context(parent.kind()) else {
-                return Verdict::Unknown;
+                return Verdict::Outward;
             };
             (p, s, parent.kind())
         };
         let shape = Shape::Expression { kind: Some(kind) };
-        let edited = self.parse_piece(&[prefix, &e.text, suffix], false, shape);
-        if edited.shaped {
-            return Verdict::Accept;
-        }
-        let clean = self.parse_piece(&[prefix, &self.src[e.start..e.end], suffix], false, shape);
-        if clean.shaped && !edited.clean {
-            Verdict::Reject
+        if self.parse_piece(&[prefix, &e.text, suffix], false, shape).shaped {
+            Verdict::Accept
         } else {
-            Verdict::Unknown
+            Verdict::Outward
         }
     }
 
@@ -890,9 +891,9 @@ impl Checker<'_> {
     fn parse_piece(&mut self, pieces: &[&str], wrapped: bool, shape: Shape<'_>) -> Parsed {
         self.scratch.clear();
         match shape {
-            Shape::Statement { line_start: true } => self.scratch.push_str("S"),
-            Shape::Statement { line_start: false } => self.scratch.push_str("s"),
-            Shape::Expression { kind: None } => self.scratch.push_str("e"),
+            Shape::Statement { line_start: true } => self.scratch.push('S'),
+            Shape::Statement { line_start: false } => self.scratch.push('s'),
+            Shape::Expression { kind: None } => self.scratch.push('e'),
             Shape::Expression { kind: Some(k) } => {
                 self.scratch.push_str("e:");
                 self.scratch.push_str(k);
@@ -983,8 +984,7 @@ impl Checker<'_> {
         }
     }
 
-    /// Re-parse one region with the edit applied; if that fails, the clean region tells
-    /// whether the failure is the edit's (reject) or the region's (unknown: move outward).
+    /// Re-parse one region with the edit applied and compare it with the region's slot.
     fn check_region(
         &mut self,
         node: Node<'_>,
@@ -1003,26 +1003,22 @@ impl Checker<'_> {
                 kind: Some(node.kind()),
             },
         };
+        let whole_lines = span.0 == self.lines.start(self.lines.line_of(span.0))
+            && (span.1 == src.len() || src.as_bytes()[span.1 - 1] == b'\n');
+        if e.text.contains('\n') && !(region == Region::Statement && whole_lines) {
+            // A new line break means one thing inside brackets around the piece and another
+            // outside them, or before a `;`: only whole lines show which.
+            return Verdict::Outward;
+        }
         let edited = self.parse_piece(
             &[&src[span.0..e.start], &e.text, &src[e.end..span.1]],
             wrapped,
             shape,
         );
-        if edited.clean {
-            return if edited.shaped {
-                Verdict::Accept
-            } else {
-                Verdict::Unknown
-            };
-        }
-        if region != Region::Statement && e.text.contains('\n') {
-            return Verdict::Unknown; // a new line break may be fine inside brackets around it
-        }
-        let clean = self.parse_piece(&[&src[span.0..span.1]], wrapped, shape);
-        if clean.shaped {
-            Verdict::Reject
-        } else {
-            Verdict::Unknown
+        match (edited.clean, edited.shaped) {
+            (true, true) => Verdict::Accept,
+            (true, false) => Verdict::Outward,
+            (false, _) => Verdict::File,
         }
     }
 
@@ -1145,106 +1141,6 @@ fn unified_patch(
         emit(' ', &src[lines.start(l)..lines.end(l)]);
     }
     out
-}
-
-#[cfg(test)]
-mod tmp_oracle {
-    use super::*;
-
-    /// Compare the checker with a fresh full parse of the buggy file, for 1 edit in 8.
-    #[test]
-    fn tmp_checker_agrees_with_full_parses() {
-        let dir = std::path::Path::new("/root/.pyenv/versions/3.11.7/lib/python3.11");
-        let files: Vec<String> = walkdir::WalkDir::new(dir)
-            .into_iter()
-            .filter_entry(|e| e.file_name() != "site-packages")
-            .filter_map(|e| e.ok())
-            .filter(|e| e.path().extension().is_some_and(|x| x == "py"))
-            .map(|e| {
-                e.path()
-                    .strip_prefix(dir)
-                    .unwrap()
-                    .to_string_lossy()
-                    .to_string()
-            })
-            .filter(|r| !Language::Python.is_test_path(r))
-            .collect();
-        let rules = crate::mutator::load_embedded(Language::Python).unwrap();
-        let active: Vec<&Mutator> = rules.iter().collect();
-        let set = RuleSet::of(&active).unwrap();
-        let results: Vec<(usize, usize, Vec<String>)> = files
-            .par_iter()
-            .with_max_len(1)
-            .map(|rel| {
-                let src = std::fs::read_to_string(dir.join(rel)).unwrap_or_default();
-                let mut oracle = Parser::new();
-                oracle.set_language(&Language::Python.grammar()).unwrap();
-                with_parser(Language::Python, |parser| {
-                    let tree = parser.parse(&src, None).unwrap();
-                    let root = tree.root_node();
-                    if root.has_error() {
-                        return (0, 0, vec![]);
-                    }
-                    let syn = Language::Python.syntax();
-                    let facts = collect_facts(root, &src, syn);
-                    if facts.functions.is_empty() {
-                        return (0, 0, vec![]);
-                    }
-                    let edits = collect_edits(root, &src, syn, &set, &active, &facts, 0..src.len());
-                    let lines = Lines::new(&src);
-                    let mut checker = Checker {
-                        parser,
-                        src: &src,
-                        syn,
-                        lines: &lines,
-                        tree: &tree,
-                        scratch: String::new(),
-                    };
-                    let (mut n, mut rejected, mut bad) = (0, 0, vec![]);
-                    let mut seen = HashSet::new();
-                    for (ri, e) in &edits {
-                        let Some(func) =
-                            facts.innermost(e.anchor.start_byte(), e.anchor.end_byte())
-                        else {
-                            continue;
-                        };
-                        let (cs, ce, crep) = canonical(&src, e);
-                        let h = edit_hash(rel, &[0; 32], cs, ce, crep);
-                        if !seen.insert(*h.as_bytes()) || h.as_bytes()[0] % 8 != 0 {
-                            continue;
-                        }
-                        let ours = checker.check(e, func.node_id);
-                        let buggy = format!("{}{}{}", &src[..e.start], e.text, &src[e.end..]);
-                        let truth = !oracle.parse(&buggy, None).unwrap().root_node().has_error();
-                        n += 1;
-                        if !ours {
-                            rejected += 1;
-                        }
-                        if ours != truth {
-                            bad.push(format!(
-                                "{rel}:{} {} ours={ours} truth={truth} `{}` -> `{}`",
-                                lines.line_of(e.start) + 1,
-                                active[*ri].id,
-                                &src[e.start..e.end],
-                                e.text
-                            ));
-                        }
-                    }
-                    (n, rejected, bad)
-                })
-            })
-            .collect();
-        let n: usize = results.iter().map(|r| r.0).sum();
-        let rejected: usize = results.iter().map(|r| r.1).sum();
-        let bad: Vec<&String> = results.iter().flat_map(|r| &r.2).collect();
-        println!(
-            "checked {n} edits against full parses, {rejected} rejected, {} disagreements",
-            bad.len()
-        );
-        for b in bad.iter().take(40) {
-            println!("  {b}");
-        }
-    }
 }
 
 #[cfg(test)]
@@ -1712,5 +1608,134 @@ examples:
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    const TRICKY: &str = r#"import os
+
+
+def decorated(f):
+    @staticmethod
+    def wrapper(*args, **kw):
+        return(f(*args, **kw))
+    return wrapper
+
+
+class Tricky(object):
+    def method(self, a, b=1, *rest, key=None, **extra):
+        if a: return b
+        x = 1; y = 2
+        total = a + \
+            b
+        while(self.ready):
+            self.ready = not self.ready
+        data = [i * 2 for i in range(10) if i % 3 == 0]
+        table = {k: v for k, v in extra.items() if v is not None}
+        if (n := len(data)) > 10:
+            print(n)
+        msg = f"{a!r:>10} and {b + 1}"
+        value = (lambda q: q + 1)(a) if a else -1
+        call(a, b,
+             key=key,  # trailing comment
+             other=[1, 2,
+                    3])
+        try:
+            os.remove(a)
+        except (OSError, ValueError) as exc:
+            raise RuntimeError("no") from exc
+        except KeyError:
+            pass
+        else:
+            self.count += 1
+        finally:
+            self.done = True
+        match value:
+            case [first, *others] if first > 0:
+                return first
+            case {"k": v}:
+                return v
+            case _:
+                pass
+        assert a < b, "a must be below b"
+        del data[0:2]
+        return x if y else a[1:-1:2]
+
+    async def stream(self, items):
+        async with self.lock:
+            async for item in items:
+                await self.queue.put(item)
+        return [x async for x in items]
+
+    def generator(self):
+        global counter
+        yield from range(3)
+        yield 1, 2
+        return
+
+def tabs(a):
+	if a is not None:
+		return a.lower().startswith("x")
+	return False
+"#;
+
+    #[test]
+    fn the_check_agrees_with_full_parses_on_tricky_code() {
+        let breaking = load_str(
+            "breaking.yaml",
+            r#"
+id: py-breaking
+language: python
+category: logic
+description: Puts awkward text where expressions were.
+issue_hints: [broken]
+query: |
+  [(identifier) (integer) (comparison_operator) (call) (return_statement) (expression_statement) (elif_clause) (else_clause)] @target
+rewrite: {action: replace, text: ["(", "a b", "x if y", "not x", "lambda: 0", "pass", "1\n", ")", "else:", ":", "x:=1", "*x"]}
+examples:
+  - {before: "def f(a):\n    return a\n", after: "def f(a):\n    return lambda: 0\n"}
+"#,
+        )
+        .unwrap();
+        assert!(parses_cleanly(TRICKY));
+        let mut rules = python_rules();
+        rules.push(breaking);
+        let active: Vec<&Mutator> = rules.iter().collect();
+        let set = RuleSet::of(&active).unwrap();
+        let src = TRICKY;
+        let (mut accepted, mut rejected) = (0, 0);
+        with_parser(Language::Python, |parser| {
+            let tree = parser.parse(src, None).unwrap();
+            let root = tree.root_node();
+            let syn = Language::Python.syntax();
+            let facts = collect_facts(root, src, syn);
+            let edits = collect_edits(root, src, syn, &set, &active, &facts, 0..src.len());
+            let lines = Lines::new(src);
+            let mut checker = Checker { parser, src, syn, lines: &lines, tree: &tree, scratch: String::new() };
+            let mut seen = HashSet::new();
+            for (ri, e) in &edits {
+                let Some(func) = facts.innermost(e.anchor.start_byte(), e.anchor.end_byte()) else { continue };
+                let (cs, ce, crep) = canonical(src, e);
+                if !seen.insert(*edit_hash("t.py", &[0; 32], cs, ce, crep).as_bytes()) {
+                    continue;
+                }
+                let ours = checker.check(e, func.node_id);
+                let buggy = format!("{}{}{}", &src[..e.start], e.text, &src[e.end..]);
+                assert_eq!(
+                    ours,
+                    parses_cleanly(&buggy),
+                    "{} at line {}: `{}` -> `{}`",
+                    active[*ri].id,
+                    lines.line_of(e.start) + 1,
+                    &src[e.start..e.end],
+                    e.text
+                );
+                if ours { accepted += 1 } else { rejected += 1 }
+            }
+        });
+        assert!(accepted > 300 && rejected > 300, "accepted {accepted}, rejected {rejected}");
+        let cands = enumerate_source("t.py", TRICKY.as_bytes(), Language::Python, &python_rules()).unwrap();
+        let functions: HashSet<&str> = cands.iter().map(|c| c.function.as_str()).collect();
+        for f in ["decorated", "decorated.wrapper", "Tricky.method", "Tricky.stream", "Tricky.generator", "tabs"] {
+            assert!(functions.contains(f), "no candidate in {f}");
+        }
     }
 }

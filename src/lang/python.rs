@@ -21,7 +21,9 @@ pub fn is_test_path(rel: &str) -> bool {
 pub struct PythonSyntax;
 
 /// Every node kind that is an `expression` (the grammar's supertype, with its
-/// `primary_expression` members).
+/// `primary_expression` members), less `list_splat`: that name covers two grammar symbols
+/// (`*name` at statement level, `*expression` in an argument list), so a piece parsed alone
+/// does not tell what its slot takes.
 const EXPRESSIONS: &[&str] = &[
     "comparison_operator",
     "not_operator",
@@ -55,7 +57,6 @@ const EXPRESSIONS: &[&str] = &[
     "parenthesized_expression",
     "generator_expression",
     "ellipsis",
-    "list_splat",
 ];
 
 /// Expressions that bind tighter than any operator: `not` can prefix them without parentheses.
