@@ -82,7 +82,7 @@ def run(req, data):
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
-    argv = ["timeout", "-s", "KILL", "%.3f" % req["timeout"], "bash", "-c", req["script"], "swe-forge"]
+    argv = ["timeout", "-s", "KILL", "%.3f" % req["timeout"], "bash", "-c", req["script"], "bash"]
     before = oom_kills()
     started = time.monotonic()
     with open(STDOUT, "wb") as fo, open(STDERR, "wb") as fe:
@@ -128,7 +128,10 @@ def run(req, data):
             files.append([name, len(blob)])
             payload.append(blob)
     return {
-        "rc": 128 - rc if rc < 0 else rc,
+        # `timeout` exits with the command's status, or dies by the signal that killed the
+        # command (and by SIGKILL when it fired).
+        "rc": rc if rc >= 0 else None,
+        "signal": -rc if rc < 0 else None,
         "elapsed": elapsed,
         "oom_kills": max(0, oom_kills() - before),
         "stdout": [len(out), out_total],

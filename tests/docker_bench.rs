@@ -140,3 +140,40 @@ fn exec_overhead() {
         );
     }
 }
+
+/// The fallback for hosts whose build containers cannot reach the package index: wheels
+/// downloaded on the host, installed with `--no-index` (slow: a host virtualenv and a build).
+#[test]
+#[ignore]
+fn wheelhouse_fallback_builds_an_image() {
+    if !docker_or_skip("wheelhouse_fallback_builds_an_image") {
+        return;
+    }
+    let repo = fixture_repo("fork_mutant");
+    let client = swe_forge::sandbox::docker::Client::connect(Duration::from_secs(5)).unwrap();
+    let progress = |line: &str| eprintln!("{line}");
+    let base = image::ensure_base(&client, &cache(), Language::Python, &progress).unwrap();
+    let tag = image::repo_tag(&repo, &base.id).unwrap();
+    docker(&["rmi", "-f", &tag]);
+    let started = Instant::now();
+    let img = image::ensure_repo_image_from(
+        &client,
+        &cache(),
+        &repo,
+        &base,
+        &[image::PipSource::Wheelhouse],
+        &progress,
+    )
+    .unwrap();
+    eprintln!("WHEELHOUSE BUILD: {:.1} s", started.elapsed().as_secs_f64());
+    assert!(img.built);
+    let labels = docker(&["image", "inspect", "--format", "{{json .Config.Labels}}", &img.tag]);
+    assert!(labels.contains("\"swe-forge.pip-source\":\"wheelhouse\""), "{labels}");
+    let out = Command::new("docker")
+        .args(["run", "--rm", "--network", "none", "--user", "1000", &img.tag])
+        .args(["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    docker(&["rmi", "-f", &img.tag]);
+}

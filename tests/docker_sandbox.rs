@@ -98,6 +98,43 @@ fn container_environment() {
     assert!(run_containers(&run_id).is_empty(), "the worker's container outlived it");
 }
 
+/// Exit statuses and signals read the same as with the local backend.
+#[test]
+fn exit_statuses_match_the_local_backend() {
+    if !docker_or_skip("exit_statuses_match_the_local_backend") {
+        return;
+    }
+    let repo = demo_repo();
+    let local = swe_forge::sandbox::local::LocalSandbox::new(&cache(), Limits::default());
+    let local_env = local.prepare(&repo).unwrap();
+    let mut lw = local_env.worker(0).unwrap();
+    let (_sandbox, env) = demo_env(Limits::default());
+    let mut dw = env.worker(0).unwrap();
+    for script in [
+        "true",
+        "exit 3",
+        "exit 137",
+        "kill -SEGV $$",
+        "echo x; kill -TERM $$",
+        "python -c 'import os; os.abort()'",
+        "python -c 'import os; os.abort()'; exit $?",
+        "echo out; echo err >&2; exit 1",
+    ] {
+        let l = lw.exec(script, Duration::from_secs(30)).unwrap();
+        let d = dw.exec(script, Duration::from_secs(30)).unwrap();
+        assert_eq!(
+            (l.end, l.exit_code, l.signal, &l.stdout),
+            (d.end, d.exit_code, d.signal, &d.stdout),
+            "`{script}`: local {l:?} docker {d:?}"
+        );
+        // bash's job reports name a pid.
+        let unpid = |s: String| -> String {
+            s.split_whitespace().filter(|w| !w.chars().all(|c| c.is_ascii_digit())).collect::<Vec<_>>().join(" ")
+        };
+        assert_eq!(unpid(stderr(&l)), unpid(stderr(&d)), "`{script}`");
+    }
+}
+
 /// A command that never ends hits the timeout; the next command runs normally.
 #[test]
 fn endless_loop_times_out_and_the_worker_goes_on() {

@@ -74,10 +74,11 @@ const SHORT_TIMEOUT: Duration = Duration::from_secs(300);
 /// The in-container agent (see the module documentation).
 pub const AGENT: &str = include_str!("../../dockerfiles/agent.py");
 
-/// A bollard client with the runtime that drives it.
+/// A bollard client with the runtime that drives it. Calls from several threads take turns.
 pub struct Client {
     rt: tokio::runtime::Runtime,
     docker: Docker,
+    turn: std::sync::Mutex<()>,
 }
 
 impl Client {
@@ -89,10 +90,16 @@ impl Client {
         let docker = rt
             .block_on(async { tokio::time::timeout(wait, docker.negotiate_version()).await })
             .map_err(|_| bollard::errors::Error::RequestTimeoutError)??;
-        Ok(Client { rt, docker })
+        Ok(Client {
+            rt,
+            docker,
+            turn: std::sync::Mutex::new(()),
+        })
     }
 
+    /// Drive a future to completion on this client's runtime (not from inside a runtime).
     pub fn block_on<F: Future>(&self, f: F) -> F::Output {
+        let _turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
         self.rt.block_on(f)
     }
 
@@ -345,6 +352,7 @@ impl Environment for DockerEnv {
         let client = Client {
             rt: runtime().map_err(other("starting a runtime"))?,
             docker: self.docker.clone(),
+            turn: std::sync::Mutex::new(()),
         };
         let spec = ContainerSpec {
             image: self.image.tag.clone(),
@@ -510,8 +518,12 @@ struct Reply {
     reset_failed: bool,
     #[serde(default)]
     error: Option<String>,
+    /// The exit status, when the command exited.
     #[serde(default)]
-    rc: i32,
+    rc: Option<i32>,
+    /// The signal that ended the command (SIGKILL when the timeout fired).
+    #[serde(default)]
+    signal: Option<i32>,
     #[serde(default)]
     elapsed: f64,
     #[serde(default)]
@@ -729,7 +741,6 @@ impl DockerWorker {
         let agent = self.agent.as_mut().expect("started above");
         let result = self
             .client
-            .rt
             .block_on(async { tokio::time::timeout(limit, agent.ask(&line, stdin)).await });
         Ok(match result {
             Ok(Ok(answer)) => Ok(answer),
@@ -776,7 +787,8 @@ impl DockerWorker {
                         return Err(SandboxError::Other(format!("docker agent: {e}")));
                     }
                     self.pending_reset = false;
-                    return Ok((a.reply.rc, a.stdout, a.stderr));
+                    let rc = a.reply.rc.unwrap_or(128 + a.reply.signal.unwrap_or(0));
+                    return Ok((rc, a.stdout, a.stderr));
                 }
                 Err(NoAnswer::Timeout) => {
                     self.replace()?;
@@ -880,15 +892,20 @@ impl DockerWorker {
             }
         }
         let duration = Duration::from_secs_f64(r.elapsed.max(0.0));
-        let rc = r.rc;
-        let (end, exit_code, signal) =
-            if rc == 128 + libc::SIGKILL && r.oom_kills == 0 && duration >= timeout {
+        // `timeout` fires at the deadline; allow for the rounding of its argument.
+        let reached = duration + Duration::from_millis(50) >= timeout;
+        let (end, exit_code, signal) = match (r.signal, r.rc) {
+            (Some(libc::SIGKILL), _) if r.oom_kills == 0 && reached => {
                 (RunEnd::TimedOut, None, Some(libc::SIGKILL))
-            } else if (129..=128 + 64).contains(&rc) {
-                (RunEnd::Signaled, None, Some(rc - 128))
-            } else {
-                (RunEnd::Exited, Some(rc), None)
-            };
+            }
+            (Some(sig), _) => (RunEnd::Signaled, None, Some(sig)),
+            (None, Some(rc)) => (RunEnd::Exited, Some(rc), None),
+            (None, None) => {
+                return Err(SandboxError::Other(
+                    "docker agent: a reply without exit status or signal".into(),
+                ))
+            }
+        };
         if r.oom_kills > 0 {
             stderr.extend_from_slice(
                 format!(
@@ -1015,12 +1032,13 @@ mod tests {
 
     #[test]
     fn parses_agent_replies() {
-        let mut bytes = br#"{"rc": 137, "elapsed": 2.5, "oom_kills": 1, "stdout": [3, 3], "stderr": [5, 9], "files": [["report.xml", 4], ["coverage.json", -1], ["a b", 3]]}"#.to_vec();
+        let mut bytes = br#"{"rc": null, "signal": 9, "elapsed": 2.5, "oom_kills": 1, "stdout": [3, 3], "stderr": [5, 9], "files": [["report.xml", 4], ["coverage.json", -1], ["a b", 3]]}"#.to_vec();
         bytes.extend_from_slice(b"\nabcx\ny\nz<a/>end");
         bytes.extend_from_slice(b"{\"ready\": true}\n");
         let mut agent = agent_with(&bytes);
         let a = agent.take_reply().unwrap().unwrap();
-        assert_eq!(a.reply.rc, 137);
+        assert_eq!(a.reply.rc, None);
+        assert_eq!(a.reply.signal, Some(9));
         assert_eq!(a.reply.oom_kills, 1);
         assert_eq!(a.stdout, b"abc");
         assert_eq!(a.stderr, b"x\ny\nz");

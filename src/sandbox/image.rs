@@ -840,6 +840,23 @@ pub fn ensure_repo_image(
     base: &ImageRef,
     progress: Progress<'_>,
 ) -> Result<ImageRef, ImageError> {
+    let sources: Vec<PipSource> = match std::env::var("SWE_FORGE_PIP_SOURCE").as_deref() {
+        Ok("index") => vec![PipSource::Index],
+        Ok("wheelhouse") => vec![PipSource::Wheelhouse],
+        _ => vec![PipSource::Index, PipSource::Wheelhouse],
+    };
+    ensure_repo_image_from(client, cache, repo, base, &sources, progress)
+}
+
+/// [`ensure_repo_image`] trying the given package sources in order.
+pub fn ensure_repo_image_from(
+    client: &Client,
+    cache: &Path,
+    repo: &Repo,
+    base: &ImageRef,
+    sources: &[PipSource],
+    progress: Progress<'_>,
+) -> Result<ImageRef, ImageError> {
     let tag = repo_tag(repo, &base.id)?;
     if let Some(id) = image_id(client, &tag)? {
         return Ok(ImageRef {
@@ -861,13 +878,8 @@ pub fn ensure_repo_image(
             built: false,
         });
     }
-    let sources: Vec<PipSource> = match std::env::var("SWE_FORGE_PIP_SOURCE").as_deref() {
-        Ok("index") => vec![PipSource::Index],
-        Ok("wheelhouse") => vec![PipSource::Wheelhouse],
-        _ => vec![PipSource::Index, PipSource::Wheelhouse],
-    };
     let mut failures = Vec::new();
-    for source in sources {
+    for &source in sources {
         progress(&format!(
             "building {tag} for {} at {} (packages from the {})",
             repo.name,
@@ -1035,7 +1047,7 @@ fn host_ca_bundle() -> Option<Vec<u8>> {
         "REQUESTS_CA_BUNDLE",
     ]
     .iter()
-    .filter_map(|k| std::env::var_os(k))
+    .filter_map(std::env::var_os)
     .map(PathBuf::from)
     .collect();
     candidates.push(PathBuf::from("/etc/ssl/certs/ca-certificates.crt"));
