@@ -55,7 +55,9 @@ mod tests {
 
     #[test]
     fn issue_template_is_embedded() {
-        assert!(template("issue/plain.md.j2").unwrap().contains("{{ function }}"));
+        assert!(template("issue/plain.md.j2")
+            .unwrap()
+            .contains("{{ function }}"));
     }
 
     #[test]

@@ -110,7 +110,8 @@ pub fn run_baseline(
         check_complete(&run, cfg.timeout)?;
         runs.push(run);
     }
-    let (coverage_run, coverage) = runner.run_with_coverage(worker, RunBudget::wall(cfg.timeout))?;
+    let (coverage_run, coverage) =
+        runner.run_with_coverage(worker, RunBudget::wall(cfg.timeout))?;
     check_complete(&coverage_run, cfg.timeout)?;
     tracing::info!(
         lines = coverage.covered_lines(),
@@ -148,7 +149,10 @@ pub fn classify(
     coverage: CoverageMap,
     cfg: &BaselineConfig,
 ) -> Result<Baseline, BaselineError> {
-    let all: BTreeSet<String> = runs.iter().flat_map(|r| r.results.keys().cloned()).collect();
+    let all: BTreeSet<String> = runs
+        .iter()
+        .flat_map(|r| r.results.keys().cloned())
+        .collect();
     let mut stable_pass = BTreeSet::new();
     let mut flaky = BTreeSet::new();
     let mut failing = BTreeSet::new();
@@ -247,12 +251,30 @@ mod tests {
     fn classifies_stable_flaky_and_failing() {
         use TestStatus::*;
         let runs = vec![
-            run("b1", &[("a", Passed), ("b", Passed), ("c", Failed), ("d", Skipped)], 1.0),
-            run("b2", &[("a", Passed), ("b", Failed), ("c", Failed), ("d", Skipped)], 2.0),
-            run("b3", &[("a", Passed), ("b", Passed), ("c", Error), ("d", Skipped)], 1.5),
+            run(
+                "b1",
+                &[("a", Passed), ("b", Passed), ("c", Failed), ("d", Skipped)],
+                1.0,
+            ),
+            run(
+                "b2",
+                &[("a", Passed), ("b", Failed), ("c", Failed), ("d", Skipped)],
+                2.0,
+            ),
+            run(
+                "b3",
+                &[("a", Passed), ("b", Passed), ("c", Error), ("d", Skipped)],
+                1.5,
+            ),
         ];
         let cov = run("coverage", &[], 1.0);
-        let b = classify(runs, cov, CoverageMap::default(), &BaselineConfig::default()).unwrap();
+        let b = classify(
+            runs,
+            cov,
+            CoverageMap::default(),
+            &BaselineConfig::default(),
+        )
+        .unwrap();
         assert_eq!(b.stable_pass, ["a".to_string()].into());
         assert_eq!(b.flaky, ["b".to_string()].into());
         assert_eq!(b.failing, ["c".to_string()].into());
@@ -265,9 +287,17 @@ mod tests {
     #[test]
     fn no_stable_test_is_an_error() {
         use TestStatus::*;
-        let runs = vec![run("b1", &[("a", Failed)], 1.0), run("b2", &[("a", Failed)], 1.0)];
-        let err = classify(runs, run("c", &[], 1.0), CoverageMap::default(), &BaselineConfig::default())
-            .unwrap_err();
+        let runs = vec![
+            run("b1", &[("a", Failed)], 1.0),
+            run("b2", &[("a", Failed)], 1.0),
+        ];
+        let err = classify(
+            runs,
+            run("c", &[], 1.0),
+            CoverageMap::default(),
+            &BaselineConfig::default(),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("1 failing"), "{err}");
     }
 }

@@ -109,7 +109,10 @@ mod tests {
         write(".venv/lib/x.py", code);
         write("lib/site-packages/dep.py", code);
         write("pkg/broken.py", "def f(:\n");
-        write("src/main/java/A.java", "class A { int f() { return 1; } }\n");
+        write(
+            "src/main/java/A.java",
+            "class A { int f() { return 1; } }\n",
+        );
 
         let b = mutate_dir(dir.path(), Some(Language::Python)).unwrap();
         assert_eq!((b.files, b.lines, b.skipped_files), (2, 4, 1));
@@ -119,7 +122,14 @@ mod tests {
         let all = mutate_dir(dir.path(), None).unwrap();
         assert_eq!((all.files, all.candidates), (3, b.candidates));
         let json = serde_json::to_value(&all).unwrap();
-        for key in ["files", "lines", "candidates", "seconds", "candidates_per_s", "skipped_files"] {
+        for key in [
+            "files",
+            "lines",
+            "candidates",
+            "seconds",
+            "candidates_per_s",
+            "skipped_files",
+        ] {
             assert!(json.get(key).is_some(), "{key}");
         }
     }

@@ -846,7 +846,10 @@ impl Checker<'_> {
             (p, s, parent.kind())
         };
         let shape = Shape::Expression { kind: Some(kind) };
-        if self.parse_piece(&[prefix, &e.text, suffix], false, shape).shaped {
+        if self
+            .parse_piece(&[prefix, &e.text, suffix], false, shape)
+            .shaped
+        {
             Verdict::Accept
         } else {
             Verdict::Outward
@@ -1709,10 +1712,19 @@ examples:
             let facts = collect_facts(root, src, syn);
             let edits = collect_edits(root, src, syn, &set, &active, &facts, 0..src.len());
             let lines = Lines::new(src);
-            let mut checker = Checker { parser, src, syn, lines: &lines, tree: &tree, scratch: String::new() };
+            let mut checker = Checker {
+                parser,
+                src,
+                syn,
+                lines: &lines,
+                tree: &tree,
+                scratch: String::new(),
+            };
             let mut seen = HashSet::new();
             for (ri, e) in &edits {
-                let Some(func) = facts.innermost(e.anchor.start_byte(), e.anchor.end_byte()) else { continue };
+                let Some(func) = facts.innermost(e.anchor.start_byte(), e.anchor.end_byte()) else {
+                    continue;
+                };
                 let (cs, ce, crep) = canonical(src, e);
                 if !seen.insert(*edit_hash("t.py", &[0; 32], cs, ce, crep).as_bytes()) {
                     continue;
@@ -1728,13 +1740,28 @@ examples:
                     &src[e.start..e.end],
                     e.text
                 );
-                if ours { accepted += 1 } else { rejected += 1 }
+                if ours {
+                    accepted += 1
+                } else {
+                    rejected += 1
+                }
             }
         });
-        assert!(accepted > 300 && rejected > 300, "accepted {accepted}, rejected {rejected}");
-        let cands = enumerate_source("t.py", TRICKY.as_bytes(), Language::Python, &python_rules()).unwrap();
+        assert!(
+            accepted > 300 && rejected > 300,
+            "accepted {accepted}, rejected {rejected}"
+        );
+        let cands =
+            enumerate_source("t.py", TRICKY.as_bytes(), Language::Python, &python_rules()).unwrap();
         let functions: HashSet<&str> = cands.iter().map(|c| c.function.as_str()).collect();
-        for f in ["decorated", "decorated.wrapper", "Tricky.method", "Tricky.stream", "Tricky.generator", "tabs"] {
+        for f in [
+            "decorated",
+            "decorated.wrapper",
+            "Tricky.method",
+            "Tricky.stream",
+            "Tricky.generator",
+            "tabs",
+        ] {
             assert!(functions.contains(f), "no candidate in {f}");
         }
     }

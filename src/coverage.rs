@@ -23,13 +23,25 @@ impl CoverageMap {
                 tests.push(test);
                 (tests.len() - 1) as u32
             });
-            lines.entry(file).or_default().entry(line).or_default().insert(i);
+            lines
+                .entry(file)
+                .or_default()
+                .entry(line)
+                .or_default()
+                .insert(i);
         }
         CoverageMap {
             tests,
             lines: lines
                 .into_iter()
-                .map(|(f, m)| (f, m.into_iter().map(|(l, s)| (l, s.into_iter().collect())).collect()))
+                .map(|(f, m)| {
+                    (
+                        f,
+                        m.into_iter()
+                            .map(|(l, s)| (l, s.into_iter().collect()))
+                            .collect(),
+                    )
+                })
                 .collect(),
         }
     }

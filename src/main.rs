@@ -17,7 +17,11 @@ use swe_forge::verify::VerifyConfig;
 use swe_forge::{bench, repo, seed};
 
 #[derive(Parser)]
-#[command(name = "swe-forge", version, about = "Turn real repositories into verified software-engineering tasks")]
+#[command(
+    name = "swe-forge",
+    version,
+    about = "Turn real repositories into verified software-engineering tasks"
+)]
 struct Cli {
     /// More logs (-v debug, -vv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -179,7 +183,10 @@ fn dispatch(cli: Cli) -> Result<i32> {
     let cache = cli.cache.clone().unwrap_or_else(default_cache);
     match cli.command {
         Command::Run(args) => run(args, cache, None, cli.quiet),
-        Command::Verify { run: args, candidates } => run(args, cache, Some(candidates), cli.quiet),
+        Command::Verify {
+            run: args,
+            candidates,
+        } => run(args, cache, Some(candidates), cli.quiet),
         Command::Import { manifest, json } => import(&manifest, &cache, json),
         Command::Mutate {
             path,
@@ -253,7 +260,8 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         for s in &summary.seeds {
-            let rejected: Vec<String> = s.rejected.iter().map(|(r, n)| format!("{r} {n}")).collect();
+            let rejected: Vec<String> =
+                s.rejected.iter().map(|(r, n)| format!("{r} {n}")).collect();
             println!(
                 "{:<16} {:<9} candidates {:>4}/{:<5} killed {:>4}  accepted {:>4}  rejected: {}{}",
                 s.seed,
@@ -262,8 +270,16 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
                 s.enumerated,
                 s.killed,
                 s.accepted,
-                if rejected.is_empty() { "-".to_string() } else { rejected.join(", ") },
-                if s.detail.is_empty() { String::new() } else { format!("  ({})", s.detail) },
+                if rejected.is_empty() {
+                    "-".to_string()
+                } else {
+                    rejected.join(", ")
+                },
+                if s.detail.is_empty() {
+                    String::new()
+                } else {
+                    format!("  ({})", s.detail)
+                },
             );
         }
         println!(
@@ -377,7 +393,11 @@ fn one_line(s: &str) -> String {
 }
 
 /// The root and the repository-relative source files under `path` (a file or a directory).
-fn source_files(path: &Path, lang: Option<Language>, include_tests: bool) -> Result<(PathBuf, Vec<String>)> {
+fn source_files(
+    path: &Path,
+    lang: Option<Language>,
+    include_tests: bool,
+) -> Result<(PathBuf, Vec<String>)> {
     let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
     if meta.is_file() {
         let root = path.parent().unwrap_or(Path::new(".")).to_path_buf();
@@ -394,7 +414,11 @@ fn source_files(path: &Path, lang: Option<Language>, include_tests: bool) -> Res
         .into_iter()
         .filter_entry(|e| {
             let n = e.file_name().to_string_lossy();
-            !(e.depth() > 0 && (n.starts_with('.') || n == "__pycache__" || n == "node_modules" || n == "target"))
+            !(e.depth() > 0
+                && (n.starts_with('.')
+                    || n == "__pycache__"
+                    || n == "node_modules"
+                    || n == "target"))
         })
     {
         let entry = entry?;

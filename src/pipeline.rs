@@ -14,8 +14,8 @@ use crate::sandbox::{Environment, Limits, Sandbox};
 use crate::seed::{self, Manifest};
 use crate::store::{Decided, SeedStatus, Store};
 use crate::task::{self, Task};
-use crate::verify::{self, Outcome, VerifyConfig};
 use crate::verdict::Verdict;
+use crate::verify::{self, Outcome, VerifyConfig};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -122,8 +122,9 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
         .map_err(io_err(format!("creating {}", cfg.cache.display())))?;
     let manifest_path = match &cfg.manifest {
         Some(p) => p.clone(),
-        None => crate::assets::demo_manifest(&cfg.cache)
-            .map_err(io_err("extracting the demo seeds"))?,
+        None => {
+            crate::assets::demo_manifest(&cfg.cache).map_err(io_err("extracting the demo seeds"))?
+        }
     };
     let manifest = seed::load_manifest(&manifest_path)?;
     let sandbox = make_sandbox(cfg)?;
@@ -151,8 +152,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
     summary.interrupted = STOP.load(Ordering::SeqCst);
     summary.seconds = started.elapsed().as_secs_f64();
     let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
-    std::fs::write(cfg.out.join("summary.json"), json)
-        .map_err(io_err("writing summary.json"))?;
+    std::fs::write(cfg.out.join("summary.json"), json).map_err(io_err("writing summary.json"))?;
     Ok(summary)
 }
 
@@ -236,7 +236,10 @@ fn run_seed(
         return finish(
             s,
             "rejected",
-            format!("{} repositories are not supported yet", repo.profile.language),
+            format!(
+                "{} repositories are not supported yet",
+                repo.profile.language
+            ),
         );
     }
 
@@ -263,13 +266,10 @@ fn run_seed(
         None => {
             let t = Instant::now();
             let spinner = spinner(cfg.progress, format!("{}: baseline", seed.name));
-            let result = env
-                .worker(0)
-                .map_err(|e| e.to_string())
-                .and_then(|mut w| {
-                    baseline::run_baseline(w.as_mut(), &runner, &cfg.baseline)
-                        .map_err(|e| e.to_string())
-                });
+            let result = env.worker(0).map_err(|e| e.to_string()).and_then(|mut w| {
+                baseline::run_baseline(w.as_mut(), &runner, &cfg.baseline)
+                    .map_err(|e| e.to_string())
+            });
             spinner.finish_and_clear();
             store.add_stage_time(&seed.name, "baseline", t.elapsed().as_secs_f64())?;
             match result {
@@ -345,7 +345,11 @@ fn run_seed(
     for d in store.decided()?.iter().filter(|d| d.seed == seed.name) {
         s.decided += 1;
         // Killed: screening saw at least one covering test fail.
-        if d.outcome.runs.first().is_some_and(|r| r.label == "screen" && !r.failures().is_empty()) {
+        if d.outcome
+            .runs
+            .first()
+            .is_some_and(|r| r.label == "screen" && !r.failures().is_empty())
+        {
             s.killed += 1;
         }
         match d.outcome.verdict.reason() {
@@ -513,7 +517,11 @@ fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Res
         problem_statement,
         hints_text: String::new(),
         created_at: task::now_utc(),
-        version: repo.seed.revision.clone().unwrap_or_else(|| "0".to_string()),
+        version: repo
+            .seed
+            .revision
+            .clone()
+            .unwrap_or_else(|| "0".to_string()),
         environment_setup_commit: repo.commit.clone(),
         fail_to_pass: outcome.fail_to_pass.clone(),
         pass_to_pass: outcome.pass_to_pass.clone(),
@@ -567,7 +575,8 @@ fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Res
 
 /// Read candidates from JSON lines (blank lines ignored); an error names the line.
 fn read_candidates(path: &Path) -> Result<Vec<Candidate>, PipelineError> {
-    let text = std::fs::read_to_string(path).map_err(io_err(format!("reading {}", path.display())))?;
+    let text =
+        std::fs::read_to_string(path).map_err(io_err(format!("reading {}", path.display())))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -583,7 +592,11 @@ fn read_candidates(path: &Path) -> Result<Vec<Candidate>, PipelineError> {
 }
 
 /// Write the sampled candidates of a seed (before verification) for inspection.
-fn write_candidates_listing(out: &Path, seed: &str, sampled: &[Candidate]) -> Result<(), PipelineError> {
+fn write_candidates_listing(
+    out: &Path,
+    seed: &str,
+    sampled: &[Candidate],
+) -> Result<(), PipelineError> {
     let dir = out.join("logs").join(seed);
     std::fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
     let mut text = String::new();
@@ -632,7 +645,9 @@ pub fn write_outputs(store: &Store, out: &Path) -> Result<usize, PipelineError> 
     for d in &decided {
         if let Some(t) = &d.task {
             serde_json::to_writer(&mut tasks, t).expect("task serializes");
-            tasks.write_all(b"\n").map_err(io_err("writing tasks.jsonl"))?;
+            tasks
+                .write_all(b"\n")
+                .map_err(io_err("writing tasks.jsonl"))?;
             n += 1;
         }
         let line = CandidateLine {
@@ -656,7 +671,9 @@ pub fn write_outputs(store: &Store, out: &Path) -> Result<usize, PipelineError> 
             instance_id: d.task.as_ref().map(|t| t.instance_id.as_str()),
         };
         serde_json::to_writer(&mut cands, &line).expect("candidate line serializes");
-        cands.write_all(b"\n").map_err(io_err("writing candidates.jsonl"))?;
+        cands
+            .write_all(b"\n")
+            .map_err(io_err("writing candidates.jsonl"))?;
     }
     tasks.flush().map_err(io_err("writing tasks.jsonl"))?;
     cands.flush().map_err(io_err("writing candidates.jsonl"))?;

@@ -66,9 +66,12 @@ impl Store {
             source,
         };
         let conn = Connection::open(path).map_err(sql)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
-        conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(sql)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sql)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sql)?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(sql)?;
         conn.execute_batch(SCHEMA).map_err(sql)?;
         Ok(Store { conn, path: p })
     }
@@ -164,12 +167,18 @@ impl Store {
             });
         }
         out.sort_by(|a, b| {
-            (&a.seed, &a.candidate.file, a.candidate.byte_range, &a.candidate.mutator).cmp(&(
-                &b.seed,
-                &b.candidate.file,
-                b.candidate.byte_range,
-                &b.candidate.mutator,
-            ))
+            (
+                &a.seed,
+                &a.candidate.file,
+                a.candidate.byte_range,
+                &a.candidate.mutator,
+            )
+                .cmp(&(
+                    &b.seed,
+                    &b.candidate.file,
+                    b.candidate.byte_range,
+                    &b.candidate.mutator,
+                ))
         });
         Ok(out)
     }

@@ -102,7 +102,11 @@ pub struct EnvironmentInfo {
 
 /// `<seed>__<mutator>__<first 8 of the candidate id>`.
 pub fn instance_id(seed: &str, cand: &Candidate) -> String {
-    format!("{seed}__{}__{}", cand.mutator, &cand.id[..cand.id.len().min(8)])
+    format!(
+        "{seed}__{}__{}",
+        cand.mutator,
+        &cand.id[..cand.id.len().min(8)]
+    )
 }
 
 /// The buggy text of the candidate's file.
@@ -136,7 +140,8 @@ pub fn changed_lines(patch: &str) -> usize {
     patch
         .lines()
         .filter(|l| {
-            (l.starts_with('+') && !l.starts_with("+++")) || (l.starts_with('-') && !l.starts_with("---"))
+            (l.starts_with('+') && !l.starts_with("+++"))
+                || (l.starts_with('-') && !l.starts_with("---"))
         })
         .count()
 }
@@ -186,7 +191,9 @@ mod tests {
     #[test]
     fn diff_has_git_header_and_counts() {
         let d = file_diff("pkg/a.py", "a\nb\nc\n", "a\nB\nc\n");
-        assert!(d.starts_with("diff --git a/pkg/a.py b/pkg/a.py\n--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -1,3 +1,3 @@\n"));
+        assert!(d.starts_with(
+            "diff --git a/pkg/a.py b/pkg/a.py\n--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -1,3 +1,3 @@\n"
+        ));
         assert_eq!(changed_lines(&d), 2);
     }
 
@@ -223,7 +230,10 @@ mod tests {
             .status()
             .unwrap();
         assert!(st.success(), "{patch}");
-        assert_eq!(std::fs::read_to_string(dir.path().join("m.py")).unwrap(), clean);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("m.py")).unwrap(),
+            clean
+        );
     }
 }
 

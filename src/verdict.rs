@@ -107,7 +107,11 @@ mod tests {
             serde_json::to_string(&Verdict::Accepted).unwrap(),
             r#"{"status":"accepted"}"#
         );
-        for r in [Reason::NotCovered, Reason::ResourceLimit, Reason::SandboxError] {
+        for r in [
+            Reason::NotCovered,
+            Reason::ResourceLimit,
+            Reason::SandboxError,
+        ] {
             assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
         }
     }

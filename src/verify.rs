@@ -67,7 +67,15 @@ pub fn screen_and_verify(
         runs: Vec::new(),
         seconds: 0.0,
     };
-    outcome.verdict = match verify_inner(worker, runner, baseline, cand, gold_patch, cfg, &mut outcome) {
+    outcome.verdict = match verify_inner(
+        worker,
+        runner,
+        baseline,
+        cand,
+        gold_patch,
+        cfg,
+        &mut outcome,
+    ) {
         Ok(v) => v,
         Err(Failure::Patch(e)) => Verdict::rejected(Reason::PatchFailed, e),
         Err(Failure::Sandbox(e)) => Verdict::rejected(Reason::SandboxError, e),
@@ -107,7 +115,10 @@ fn abnormal(run: &Run) -> Option<Verdict> {
             Reason::Timeout,
             match &run.anomaly {
                 Some(a) => format!("{}: {a}", run.label),
-                None => format!("{} hit the {:.1}s wall-clock timeout", run.label, run.duration_s),
+                None => format!(
+                    "{} hit the {:.1}s wall-clock timeout",
+                    run.label, run.duration_s
+                ),
             },
         )),
         RunEnd::Signaled => Some(Verdict::rejected(
@@ -116,7 +127,10 @@ fn abnormal(run: &Run) -> Option<Verdict> {
         )),
         RunEnd::Exited if run.hit_resource_limit() => Some(Verdict::rejected(
             Reason::ResourceLimit,
-            format!("{}: the buggy code exhausted memory or processes", run.label),
+            format!(
+                "{}: the buggy code exhausted memory or processes",
+                run.label
+            ),
         )),
         RunEnd::Exited => match run.exit_code {
             Some(3) | Some(4) => Some(Verdict::rejected(
@@ -258,7 +272,11 @@ fn verify_inner(
             return Ok(v);
         }
         if !not_passing.is_empty() {
-            let reason = if i == 1 { Reason::FixFailed } else { Reason::Flaky };
+            let reason = if i == 1 {
+                Reason::FixFailed
+            } else {
+                Reason::Flaky
+            };
             return Ok(Verdict::rejected(
                 reason,
                 format!(

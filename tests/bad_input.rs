@@ -51,7 +51,14 @@ fn repository_without_tests_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let m = fixture_manifest(dir.path(), "no_tests");
     let out = bin()
-        .args(["run", m.to_str().unwrap(), "--sandbox", "local", "--json", "--out"])
+        .args([
+            "run",
+            m.to_str().unwrap(),
+            "--sandbox",
+            "local",
+            "--json",
+            "--out",
+        ])
         .arg(dir.path().join("out"))
         .output()
         .unwrap();
@@ -59,7 +66,10 @@ fn repository_without_tests_is_rejected() {
     let s = summary(&out);
     let seed = seed_summary(&s, "no_tests");
     assert_eq!(seed["status"], "failed");
-    assert!(seed["detail"].as_str().unwrap().contains("no test"), "{seed}");
+    assert!(
+        seed["detail"].as_str().unwrap().contains("no test"),
+        "{seed}"
+    );
 }
 
 /// A baseline where every test fails rejects the seed: nothing can be verified against it.
@@ -68,7 +78,16 @@ fn failing_baseline_rejects_the_seed() {
     let dir = tempfile::tempdir().unwrap();
     let m = fixture_manifest(dir.path(), "failing_baseline");
     let out = bin()
-        .args(["run", m.to_str().unwrap(), "--sandbox", "local", "--json", "--baseline-repeats", "2", "--out"])
+        .args([
+            "run",
+            m.to_str().unwrap(),
+            "--sandbox",
+            "local",
+            "--json",
+            "--baseline-repeats",
+            "2",
+            "--out",
+        ])
         .arg(dir.path().join("out"))
         .output()
         .unwrap();
@@ -77,7 +96,10 @@ fn failing_baseline_rejects_the_seed() {
     let seed = seed_summary(&s, "failing_baseline");
     assert_eq!(seed["status"], "rejected");
     assert!(
-        seed["detail"].as_str().unwrap().contains("no test passes reliably"),
+        seed["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no test passes reliably"),
         "{seed}"
     );
 }
@@ -105,7 +127,10 @@ fn hanging_baseline_times_out() {
     let s = summary(&out);
     let seed = seed_summary(&s, "hanging_baseline");
     assert_eq!(seed["status"], "rejected");
-    assert!(seed["detail"].as_str().unwrap().contains("timeout"), "{seed}");
+    assert!(
+        seed["detail"].as_str().unwrap().contains("timeout"),
+        "{seed}"
+    );
 }
 
 /// Files that are not UTF-8 or do not parse are skipped with a warning; the rest is mutated.
@@ -119,13 +144,29 @@ fn unparsable_sources_are_skipped_with_a_warning() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("latin1.py") && err.contains("not valid UTF-8"), "{err}");
-    assert!(err.contains("broken.py") && err.contains("syntax errors"), "{err}");
+    assert!(
+        err.contains("latin1.py") && err.contains("not valid UTF-8"),
+        "{err}"
+    );
+    assert!(
+        err.contains("broken.py") && err.contains("syntax errors"),
+        "{err}"
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let files: std::collections::BTreeSet<String> = stdout
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["file"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["file"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     assert!(!files.is_empty(), "the good module still yields candidates");
-    assert!(files.iter().all(|f| !f.ends_with("latin1.py") && !f.ends_with("broken.py")), "{files:?}");
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.ends_with("latin1.py") && !f.ends_with("broken.py")),
+        "{files:?}"
+    );
 }

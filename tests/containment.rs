@@ -24,7 +24,10 @@ fn endless_loop_times_out_and_the_run_continues() {
     let s = summary(&out);
     let seed = seed_summary(&s, "loop_mutant");
     assert_eq!(seed["status"], "done", "{seed}");
-    assert_eq!(seed["decided"], seed["sampled"], "every candidate decided: {seed}");
+    assert_eq!(
+        seed["decided"], seed["sampled"],
+        "every candidate decided: {seed}"
+    );
     let r = reasons(dir.path());
     assert!(r.iter().any(|(_, reason)| reason == "timeout"), "{r:?}");
     assert!(r.iter().any(|(_, reason)| reason != "timeout"), "{r:?}");
@@ -41,7 +44,9 @@ fn fork_bomb_is_contained() {
     let guard: Vec<&(String, String)> = r.iter().filter(|(c, _)| c == "missing-guard").collect();
     assert!(!guard.is_empty(), "{r:?}");
     assert!(
-        guard.iter().all(|(_, reason)| reason == "resource-limit" || reason == "timeout"),
+        guard
+            .iter()
+            .all(|(_, reason)| reason == "resource-limit" || reason == "timeout"),
         "{r:?}"
     );
     assert!(processes_under(&dir.path().join("tmp")).is_empty());
@@ -55,6 +60,9 @@ fn memory_hog_is_contained() {
     let r = reasons(dir.path());
     let guard: Vec<&(String, String)> = r.iter().filter(|(c, _)| c == "missing-guard").collect();
     assert!(!guard.is_empty(), "{r:?}");
-    assert!(guard.iter().all(|(_, reason)| reason == "resource-limit"), "{r:?}");
+    assert!(
+        guard.iter().all(|(_, reason)| reason == "resource-limit"),
+        "{r:?}"
+    );
     assert!(processes_under(&dir.path().join("tmp")).is_empty());
 }

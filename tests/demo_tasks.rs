@@ -17,7 +17,10 @@ fn venv_python(cache: &Path) -> PathBuf {
         .flatten()
         .map(|e| e.path())
         .find(|p| {
-            p.file_name().unwrap().to_string_lossy().starts_with("pyshelf-")
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("pyshelf-")
                 && p.join(".swe-forge-ready").exists()
         })
         .map(|p| p.join("bin/python"))
@@ -41,11 +44,20 @@ fn pytest(python: &Path, dir: &Path, ids: Option<&[String]>) -> Vec<(String, Tes
     let report = dir.join("../report.xml");
     let _ = std::fs::remove_file(&report);
     let mut cmd = Command::new(python);
-    cmd.args(["-m", "pytest", "-p", "no:cacheprovider", "-q", "-o", "junit_family=xunit1", "--rootdir=."])
-        .arg(format!("--junitxml={}", report.display()))
-        .current_dir(dir)
-        .env("PYTHONPATH", dir)
-        .env("PYTHONDONTWRITEBYTECODE", "1");
+    cmd.args([
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-o",
+        "junit_family=xunit1",
+        "--rootdir=.",
+    ])
+    .arg(format!("--junitxml={}", report.display()))
+    .current_dir(dir)
+    .env("PYTHONPATH", dir)
+    .env("PYTHONDONTWRITEBYTECODE", "1");
     if let Some(ids) = ids {
         cmd.args(ids);
     }
@@ -64,7 +76,15 @@ fn demo_run_yields_verified_tasks() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
     let out = bin()
-        .args(["run", "--sandbox", "local", "--json", "--max-candidates", "32", "--out"])
+        .args([
+            "run",
+            "--sandbox",
+            "local",
+            "--json",
+            "--max-candidates",
+            "32",
+            "--out",
+        ])
         .arg(&out_dir)
         .output()
         .unwrap();
@@ -75,11 +95,16 @@ fn demo_run_yields_verified_tasks() {
 
     let tasks = jsonl(&out_dir.join("tasks.jsonl"));
     assert!(tasks.len() >= 20, "only {} tasks: {seed}", tasks.len());
-    let ids: BTreeSet<&str> = tasks.iter().map(|t| t["instance_id"].as_str().unwrap()).collect();
+    let ids: BTreeSet<&str> = tasks
+        .iter()
+        .map(|t| t["instance_id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids.len(), tasks.len(), "instance ids are unique");
     let candidates = jsonl(&out_dir.join("candidates.jsonl"));
     assert_eq!(candidates.len() as u64, seed["decided"].as_u64().unwrap());
-    assert!(candidates.iter().all(|c| c["status"] == "accepted" || c["reason"].is_string()));
+    assert!(candidates
+        .iter()
+        .all(|c| c["status"] == "accepted" || c["reason"].is_string()));
 
     let python = venv_python(&cache());
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/pyshelf");
@@ -87,14 +112,30 @@ fn demo_run_yields_verified_tasks() {
         let f2p: Vec<String> = serde_json::from_value(task["FAIL_TO_PASS"].clone()).unwrap();
         let p2p: Vec<String> = serde_json::from_value(task["PASS_TO_PASS"].clone()).unwrap();
         assert!(!f2p.is_empty());
-        for key in ["instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
-                    "hints_text", "created_at", "version", "environment_setup_commit", "bug_patch",
-                    "image_name", "language", "metadata"] {
+        for key in [
+            "instance_id",
+            "repo",
+            "base_commit",
+            "patch",
+            "test_patch",
+            "problem_statement",
+            "hints_text",
+            "created_at",
+            "version",
+            "environment_setup_commit",
+            "bug_patch",
+            "image_name",
+            "language",
+            "metadata",
+        ] {
             assert!(task.get(key).is_some(), "task lacks {key}");
         }
         let statement = task["problem_statement"].as_str().unwrap();
         let file = task["metadata"]["location"]["file"].as_str().unwrap();
-        assert!(!statement.contains(file), "issue text names the file: {statement}");
+        assert!(
+            !statement.contains(file),
+            "issue text names the file: {statement}"
+        );
         assert!(!statement.contains("diff --git"), "{statement}");
 
         let work = tempfile::tempdir().unwrap();
@@ -116,7 +157,12 @@ fn demo_run_yields_verified_tasks() {
         let fixed = pytest(&python, &copy, None);
         for id in f2p.iter().chain(&p2p) {
             let st = fixed.iter().find(|(t, _)| t == id).map(|(_, s)| *s);
-            assert_eq!(st, Some(TestStatus::Passed), "{}: {id} after the gold patch", task["instance_id"]);
+            assert_eq!(
+                st,
+                Some(TestStatus::Passed),
+                "{}: {id} after the gold patch",
+                task["instance_id"]
+            );
         }
     }
 }

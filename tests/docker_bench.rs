@@ -38,29 +38,48 @@ fn image_times() {
     if std::env::var("SWE_FORGE_BENCH_BOOTSTRAP").as_deref() == Ok("1") {
         let started = Instant::now();
         let base = image::bootstrap(&cache(), Language::Python, true, &progress).unwrap();
-        eprintln!("BOOTSTRAP (debootstrap + tar + import): {:.1} s -> {}", started.elapsed().as_secs_f64(), base.tag);
+        eprintln!(
+            "BOOTSTRAP (debootstrap + tar + import): {:.1} s -> {}",
+            started.elapsed().as_secs_f64(),
+            base.tag
+        );
     }
     docker(&["rmi", "-f", &base_tag]);
     docker(&["image", "prune", "-f"]);
     let started = Instant::now();
     let base = image::bootstrap(&cache(), Language::Python, false, &progress).unwrap();
-    eprintln!("IMPORT from the cached tar: {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "IMPORT from the cached tar: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 
     let sandbox = DockerSandbox::connect(&cache(), Limits::default())
         .unwrap()
         .with_progress(progress);
     let started = Instant::now();
     let tag = sandbox.prepare(&repo).unwrap().image_name().unwrap();
-    eprintln!("FIRST BUILD of {tag}: {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "FIRST BUILD of {tag}: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     let started = Instant::now();
     sandbox.prepare(&repo).unwrap();
-    eprintln!("REUSE (tag found): {:.3} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "REUSE (tag found): {:.3} s",
+        started.elapsed().as_secs_f64()
+    );
     docker(&["rmi", &tag]);
     let started = Instant::now();
     sandbox.prepare(&repo).unwrap();
-    eprintln!("REBUILD from the layer cache: {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "REBUILD from the layer cache: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     eprintln!("base {} {}", base.tag, base.id);
-    eprintln!("{}", docker(&["images", "--filter", "label=swe-forge.kind"]));
+    eprintln!(
+        "{}",
+        docker(&["images", "--filter", "label=swe-forge.kind"])
+    );
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -80,14 +99,21 @@ fn exec_overhead() {
     let repo = demo_repo();
     let local = LocalSandbox::new(&cache(), Limits::default());
     let docker_sb = DockerSandbox::connect(&cache(), Limits::default()).unwrap();
-    let runner = Pytest::new(None, repo.profile.test_files.clone(), repo.profile.python_path.clone());
+    let runner = Pytest::new(
+        None,
+        repo.profile.test_files.clone(),
+        repo.profile.python_path.clone(),
+    );
     let patch = {
         let readme = std::fs::read_to_string(repo.checkout.join("README.md")).unwrap();
         let mut lines = readme.lines();
         let (first, second) = (lines.next().unwrap(), lines.next().unwrap());
         format!("diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,3 @@\n {first}\n+x\n {second}\n")
     };
-    let envs = [local.prepare(&repo).unwrap(), docker_sb.prepare(&repo).unwrap()];
+    let envs = [
+        local.prepare(&repo).unwrap(),
+        docker_sb.prepare(&repo).unwrap(),
+    ];
     let mut workers: Vec<Box<dyn Worker>> = Vec::new();
     let mut starts = Vec::new();
     for env in &envs {
@@ -95,7 +121,14 @@ fn exec_overhead() {
         workers.push(env.worker(0).unwrap());
         starts.push(started.elapsed().as_secs_f64());
     }
-    let all = runner.run(workers[0].as_mut(), "all", None, RunBudget::wall(Duration::from_secs(300))).unwrap();
+    let all = runner
+        .run(
+            workers[0].as_mut(),
+            "all",
+            None,
+            RunBudget::wall(Duration::from_secs(300)),
+        )
+        .unwrap();
     let five: Vec<String> = all.results.keys().take(5).cloned().collect();
     let timed = |f: &mut dyn FnMut()| {
         let started = Instant::now();
@@ -107,15 +140,32 @@ fn exec_overhead() {
     for round in 0..12 {
         for (b, w) in workers.iter_mut().enumerate() {
             samples[b][0].push(timed(&mut || {
-                assert_eq!(w.exec("true", Duration::from_secs(30)).unwrap().exit_code, Some(0));
+                assert_eq!(
+                    w.exec("true", Duration::from_secs(30)).unwrap().exit_code,
+                    Some(0)
+                );
             }));
             samples[b][1].push(timed(&mut || {
-                let r = runner.run(w.as_mut(), "screen", Some(&five), RunBudget::wall(Duration::from_secs(120))).unwrap();
+                let r = runner
+                    .run(
+                        w.as_mut(),
+                        "screen",
+                        Some(&five),
+                        RunBudget::wall(Duration::from_secs(120)),
+                    )
+                    .unwrap();
                 assert!(r.failures().is_empty(), "{}", r.summary());
             }));
             samples[b][2].push(timed(&mut || {
                 w.apply_patch(&patch).unwrap();
-                let r = runner.run(w.as_mut(), "screen", Some(&five), RunBudget::wall(Duration::from_secs(120))).unwrap();
+                let r = runner
+                    .run(
+                        w.as_mut(),
+                        "screen",
+                        Some(&five),
+                        RunBudget::wall(Duration::from_secs(120)),
+                    )
+                    .unwrap();
                 assert!(r.failures().is_empty(), "{}", r.summary());
                 w.reset().unwrap();
             }));
@@ -125,7 +175,14 @@ fn exec_overhead() {
             }));
             if round % 3 == 0 {
                 samples[b][4].push(timed(&mut || {
-                    runner.run(w.as_mut(), "full", None, RunBudget::wall(Duration::from_secs(300))).unwrap();
+                    runner
+                        .run(
+                            w.as_mut(),
+                            "full",
+                            None,
+                            RunBudget::wall(Duration::from_secs(300)),
+                        )
+                        .unwrap();
                 }));
             }
         }
@@ -136,7 +193,12 @@ fn exec_overhead() {
         let m: Vec<f64> = samples[b].iter().map(|v| median(v.clone()) * 1e3).collect();
         eprintln!(
             "{name} | {:.0} | {:.1} | {:.0} | {:.0} | {:.0} | {:.0}",
-            starts[b] * 1e3, m[0], m[1], m[2], m[3], m[4]
+            starts[b] * 1e3,
+            m[0],
+            m[1],
+            m[2],
+            m[3],
+            m[4]
         );
     }
 }
@@ -167,10 +229,27 @@ fn wheelhouse_fallback_builds_an_image() {
     .unwrap();
     eprintln!("WHEELHOUSE BUILD: {:.1} s", started.elapsed().as_secs_f64());
     assert!(img.built);
-    let labels = docker(&["image", "inspect", "--format", "{{json .Config.Labels}}", &img.tag]);
-    assert!(labels.contains("\"swe-forge.pip-source\":\"wheelhouse\""), "{labels}");
+    let labels = docker(&[
+        "image",
+        "inspect",
+        "--format",
+        "{{json .Config.Labels}}",
+        &img.tag,
+    ]);
+    assert!(
+        labels.contains("\"swe-forge.pip-source\":\"wheelhouse\""),
+        "{labels}"
+    );
     let out = Command::new("docker")
-        .args(["run", "--rm", "--network", "none", "--user", "1000", &img.tag])
+        .args([
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--user",
+            "1000",
+            &img.tag,
+        ])
         .args(["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .output()
         .unwrap();

@@ -43,7 +43,13 @@ fn image_is_built_once_then_reused() {
     let repo = demo_repo();
     let id = |tag: &str| {
         let out = std::process::Command::new("docker")
-            .args(["image", "inspect", "--format", "{{.Id}} {{json .Config.Labels}}", tag])
+            .args([
+                "image",
+                "inspect",
+                "--format",
+                "{{.Id}} {{json .Config.Labels}}",
+                tag,
+            ])
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", text(&out));
@@ -57,11 +63,20 @@ fn image_is_built_once_then_reused() {
     let reuse = started.elapsed();
     assert_eq!(first, second);
     assert_eq!(before, id(&second), "the image was rebuilt");
-    assert!(reuse < Duration::from_secs(5), "finding the image took {reuse:?}");
+    assert!(
+        reuse < Duration::from_secs(5),
+        "finding the image took {reuse:?}"
+    );
     assert!(first.starts_with("swe-forge/pyshelf:"), "{first}");
     assert!(before.contains("\"swe-forge.kind\":\"repo\""), "{before}");
-    assert!(before.contains(&format!("\"swe-forge.commit\":\"{}\"", repo.commit)), "{before}");
-    assert!(before.contains("\"swe-forge.seed\":\"pyshelf\""), "{before}");
+    assert!(
+        before.contains(&format!("\"swe-forge.commit\":\"{}\"", repo.commit)),
+        "{before}"
+    );
+    assert!(
+        before.contains("\"swe-forge.seed\":\"pyshelf\""),
+        "{before}"
+    );
 }
 
 /// Inside the container: the repository at /testbed owned by the non-root user, at its commit,
@@ -95,7 +110,10 @@ fn container_environment() {
     let run_id = sandbox.run_id().to_string();
     assert_eq!(run_containers(&run_id).len(), 1);
     drop(w);
-    assert!(run_containers(&run_id).is_empty(), "the worker's container outlived it");
+    assert!(
+        run_containers(&run_id).is_empty(),
+        "the worker's container outlived it"
+    );
 }
 
 /// Exit statuses and signals read the same as with the local backend.
@@ -129,7 +147,10 @@ fn exit_statuses_match_the_local_backend() {
         );
         // bash's job reports name a pid.
         let unpid = |s: String| -> String {
-            s.split_whitespace().filter(|w| !w.chars().all(|c| c.is_ascii_digit())).collect::<Vec<_>>().join(" ")
+            s.split_whitespace()
+                .filter(|w| !w.chars().all(|c| c.is_ascii_digit()))
+                .collect::<Vec<_>>()
+                .join(" ")
         };
         assert_eq!(unpid(stderr(&l)), unpid(stderr(&d)), "`{script}`");
     }
@@ -144,9 +165,15 @@ fn endless_loop_times_out_and_the_worker_goes_on() {
     let (sandbox, env) = demo_env(Limits::default());
     let mut w = env.worker(0).unwrap();
     let started = Instant::now();
-    let o = w.exec("while :; do :; done", Duration::from_secs(2)).unwrap();
+    let o = w
+        .exec("while :; do :; done", Duration::from_secs(2))
+        .unwrap();
     assert_eq!(o.end, RunEnd::TimedOut, "{o:?}");
-    assert!(started.elapsed() < Duration::from_secs(6), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
     // Background processes die with it.
     let o = run(&mut w, "sleep 1000 & sleep 1000 & echo started", 5);
     assert_eq!(stdout(&o).trim(), "started");
@@ -169,9 +196,17 @@ fn killing_everything_is_survived() {
     }
     let (_sandbox, env) = demo_env(Limits::default());
     let mut w = env.worker(0).unwrap();
-    let o = run(&mut w, "echo dirty > /testbed/left-behind; sleep 1000 & kill -9 -1; sleep 5", 30);
+    let o = run(
+        &mut w,
+        "echo dirty > /testbed/left-behind; sleep 1000 & kill -9 -1; sleep 5",
+        30,
+    );
     assert_eq!(o.end, RunEnd::Signaled, "{o:?}");
-    let o = run(&mut w, "test -e /testbed/left-behind && echo still || echo clean; ls /proc | grep -c '^[0-9]'", 10);
+    let o = run(
+        &mut w,
+        "test -e /testbed/left-behind && echo still || echo clean; ls /proc | grep -c '^[0-9]'",
+        10,
+    );
     let out = stdout(&o);
     assert_eq!(out.lines().next(), Some("clean"), "{o:?}");
     let procs: u32 = out.lines().nth(1).unwrap().parse().unwrap();
@@ -187,7 +222,8 @@ fn watchdog_replaces_a_stuck_container() {
     }
     let (sandbox, env) = demo_env(Limits::default());
     let mut w = env.worker(0).unwrap();
-    w.exec("echo dirty > /testbed/left-behind", Duration::from_secs(5)).unwrap();
+    w.exec("echo dirty > /testbed/left-behind", Duration::from_secs(5))
+        .unwrap();
     // $PPID is `timeout`; its parent is the agent: stop it.
     let script = "read -r _ _ _ agent _ < /proc/$PPID/stat; kill -STOP $agent; sleep 1000";
     let started = Instant::now();
@@ -195,11 +231,22 @@ fn watchdog_replaces_a_stuck_container() {
     let took = started.elapsed();
     assert_eq!(o.end, RunEnd::TimedOut, "{o:?}");
     assert!(stderr(&o).contains("watchdog"), "{}", stderr(&o));
-    assert!(took >= Duration::from_secs(5) && took < Duration::from_secs(30), "{took:?}");
-    let o = run(&mut w, "test -e /testbed/left-behind && echo still || echo fresh", 10);
+    assert!(
+        took >= Duration::from_secs(5) && took < Duration::from_secs(30),
+        "{took:?}"
+    );
+    let o = run(
+        &mut w,
+        "test -e /testbed/left-behind && echo still || echo fresh",
+        10,
+    );
     assert_eq!(stdout(&o).trim(), "fresh", "{o:?}");
     let run_id = sandbox.run_id().to_string();
-    assert_eq!(run_containers(&run_id).len(), 1, "the old container was not removed");
+    assert_eq!(
+        run_containers(&run_id).len(),
+        1,
+        "the old container was not removed"
+    );
     drop(w);
     assert!(run_containers(&run_id).is_empty());
 }
@@ -221,7 +268,11 @@ fn fork_bomb_is_capped_by_the_pids_limit() {
     let out = stdout(&o);
     let mut words = out.split_whitespace();
     let n: u32 = words.next().unwrap().parse().unwrap();
-    assert_eq!(words.next(), Some(libc::EAGAIN.to_string().as_str()), "{out}");
+    assert_eq!(
+        words.next(),
+        Some(libc::EAGAIN.to_string().as_str()),
+        "{out}"
+    );
     assert!(n <= 32, "{n} processes forked under a limit of 32");
     // A real bomb, then the worker is usable and empty.
     let o = w.exec(":(){ :|:& };:", Duration::from_secs(3)).unwrap();
@@ -285,7 +336,11 @@ fn network_is_unreachable() {
     );
     assert_eq!(o.exit_code, Some(1), "{o:?}");
     assert!(stderr(&o).contains("unreachable"), "{}", stderr(&o));
-    let o = run(&mut w, "python -c 'import socket; socket.getaddrinfo(\"example.com\", 80)'", 30);
+    let o = run(
+        &mut w,
+        "python -c 'import socket; socket.getaddrinfo(\"example.com\", 80)'",
+        30,
+    );
     assert_eq!(o.exit_code, Some(1), "{o:?}");
     let o = run(&mut w, "ls /sys/class/net", 10);
     assert_eq!(stdout(&o).trim(), "lo", "{o:?}");
@@ -301,12 +356,20 @@ fn reset_restores_a_clean_tree() {
     let (sandbox, env) = demo_env(Limits::default());
     let mut w = env.worker(0).unwrap();
     let clean = |w: &mut Box<dyn Worker>| {
-        let o = run(w, "git status --porcelain --ignored; ls pyshelf | wc -l", 30);
+        let o = run(
+            w,
+            "git status --porcelain --ignored; ls pyshelf | wc -l",
+            30,
+        );
         assert_eq!(o.exit_code, Some(0), "{o:?}");
         stdout(&o)
     };
     let pristine = clean(&mut w);
-    run(&mut w, "rm -rf /testbed/pyshelf /testbed/tests/*; echo x > new.txt; mkdir -p build/x", 30);
+    run(
+        &mut w,
+        "rm -rf /testbed/pyshelf /testbed/tests/*; echo x > new.txt; mkdir -p build/x",
+        30,
+    );
     assert_ne!(clean(&mut w), pristine);
     w.reset().unwrap();
     assert_eq!(clean(&mut w), pristine);
@@ -326,7 +389,11 @@ fn patches_and_scratch_files() {
     let (_sandbox, env) = demo_env(Limits::default());
     let mut w = env.worker(0).unwrap();
     let first = run(&mut w, "head -1 README.md; sed -n 2p README.md", 10);
-    let lines: Vec<&str> = first.stdout.split(|b| *b == b'\n').map(|l| std::str::from_utf8(l).unwrap()).collect();
+    let lines: Vec<&str> = first
+        .stdout
+        .split(|b| *b == b'\n')
+        .map(|l| std::str::from_utf8(l).unwrap())
+        .collect();
     let patch = format!(
         "diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,3 @@\n {}\n+added by a patch\n {}\n",
         lines[0], lines[1]
@@ -344,15 +411,29 @@ fn patches_and_scratch_files() {
 
     assert_eq!(w.read_scratch("r.txt").unwrap(), None);
     run(&mut w, "printf 'a\\0b' > \"$SWE_FORGE_SCRATCH/r.txt\"", 10);
-    assert_eq!(w.read_scratch("r.txt").unwrap().as_deref(), Some(&b"a\0b"[..]));
+    assert_eq!(
+        w.read_scratch("r.txt").unwrap().as_deref(),
+        Some(&b"a\0b"[..])
+    );
     w.clear_scratch().unwrap();
     assert_eq!(w.read_scratch("r.txt").unwrap(), None);
     // Only the two `dir:` headers and the files holding this command's own output remain.
-    let o = run(&mut w, "ls -A /scratch /tmp | grep -v '^.swe-forge-std' | wc -w", 10);
+    let o = run(
+        &mut w,
+        "ls -A /scratch /tmp | grep -v '^.swe-forge-std' | wc -w",
+        10,
+    );
     assert_eq!(stdout(&o).trim(), "2", "{o:?}");
     // A file too big to come back with the command is read on demand.
-    run(&mut w, "head -c 20000000 /dev/zero > \"$SWE_FORGE_SCRATCH/big\"", 30);
-    assert_eq!(w.read_scratch("big").unwrap().map(|b| b.len()), Some(20_000_000));
+    run(
+        &mut w,
+        "head -c 20000000 /dev/zero > \"$SWE_FORGE_SCRATCH/big\"",
+        30,
+    );
+    assert_eq!(
+        w.read_scratch("big").unwrap().map(|b| b.len()),
+        Some(20_000_000)
+    );
     assert_eq!(w.read_scratch("absent").unwrap(), None);
 }
 
@@ -376,11 +457,24 @@ fn pytest_runs_in_the_container() {
         .unwrap();
     assert_eq!(all.end, RunEnd::Exited, "{}", all.summary());
     assert!(all.results.len() >= 100, "{}", all.summary());
-    assert!(all.results.values().all(|r| r.status == TestStatus::Passed), "{}", all.summary());
-    assert!(coverage.covered_lines() > 100, "coverage: {} lines", coverage.covered_lines());
+    assert!(
+        all.results.values().all(|r| r.status == TestStatus::Passed),
+        "{}",
+        all.summary()
+    );
+    assert!(
+        coverage.covered_lines() > 100,
+        "coverage: {} lines",
+        coverage.covered_lines()
+    );
     let some: Vec<String> = all.results.keys().take(3).cloned().collect();
     let r = runner
-        .run(w.as_mut(), "screen", Some(&some), RunBudget::wall(Duration::from_secs(120)))
+        .run(
+            w.as_mut(),
+            "screen",
+            Some(&some),
+            RunBudget::wall(Duration::from_secs(120)),
+        )
         .unwrap();
     assert_eq!(r.results.len(), 3, "{}", r.summary());
     assert!(r.failures().is_empty(), "{}", r.summary());

@@ -39,7 +39,14 @@ fn killed_run_leaves_nothing_after_next_start() {
         .prepare(&repo)
         .unwrap();
     let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "hold_containers_helper", "--ignored", "--nocapture", "--test-threads", "1"])
+        .args([
+            "--exact",
+            "hold_containers_helper",
+            "--ignored",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
         .env("SWE_FORGE_TEST_HOLD", "1")
         .env("SWE_FORGE_CACHE", cache())
         .stdout(Stdio::piped())
@@ -57,14 +64,21 @@ fn killed_run_leaves_nothing_after_next_start() {
             run_id = Some(line[pos + "RUN_ID=".len()..].trim().to_string());
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(600), "the helper never started");
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "the helper never started"
+        );
     }
     let run_id = run_id.expect("the helper printed its run id");
     assert_eq!(run_containers(&run_id).len(), 2);
     // SIGKILL: no destructor runs.
     child.0.kill().unwrap();
     child.0.wait().unwrap();
-    assert_eq!(run_containers(&run_id).len(), 2, "the containers should still be there");
+    assert_eq!(
+        run_containers(&run_id).len(),
+        2,
+        "the containers should still be there"
+    );
     let sandbox = DockerSandbox::connect(&cache(), Limits::default()).unwrap();
     assert!(
         run_containers(&run_id).is_empty(),

@@ -11,7 +11,16 @@ fn killed_run_resumes_without_duplicates() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
     let args = [
-        "run", "--sandbox", "local", "--json", "--jobs", "1", "--max-candidates", "12", "--repeats", "2",
+        "run",
+        "--sandbox",
+        "local",
+        "--json",
+        "--jobs",
+        "1",
+        "--max-candidates",
+        "12",
+        "--repeats",
+        "2",
     ];
     let mut child = bin()
         .args(args)
@@ -43,7 +52,12 @@ fn killed_run_resumes_without_duplicates() {
     child.kill().unwrap();
     child.wait().unwrap();
 
-    let out = bin().args(args).arg("--out").arg(&out_dir).output().unwrap();
+    let out = bin()
+        .args(args)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let s = summary(&out);
     let seed = seed_summary(&s, "pyshelf");
@@ -51,10 +65,16 @@ fn killed_run_resumes_without_duplicates() {
     assert_eq!(seed["decided"], seed["sampled"], "{seed}");
 
     let candidates = jsonl(&out_dir.join("candidates.jsonl"));
-    let ids: BTreeSet<&str> = candidates.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    let ids: BTreeSet<&str> = candidates
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids.len(), candidates.len(), "a candidate appears once");
     assert_eq!(candidates.len() as u64, seed["sampled"].as_u64().unwrap());
     let tasks = jsonl(&out_dir.join("tasks.jsonl"));
-    let tids: BTreeSet<&str> = tasks.iter().map(|t| t["instance_id"].as_str().unwrap()).collect();
+    let tids: BTreeSet<&str> = tasks
+        .iter()
+        .map(|t| t["instance_id"].as_str().unwrap())
+        .collect();
     assert_eq!(tids.len(), tasks.len(), "a task appears once");
 }

@@ -9,7 +9,17 @@ use std::path::Path;
 
 /// A source language swe-forge knows how to parse, mutate and test.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
@@ -72,7 +82,9 @@ impl std::str::FromStr for Language {
         match s.to_ascii_lowercase().as_str() {
             "python" | "py" => Ok(Language::Python),
             "java" => Ok(Language::Java),
-            other => Err(format!("unknown language `{other}` (expected python or java)")),
+            other => Err(format!(
+                "unknown language `{other}` (expected python or java)"
+            )),
         }
     }
 }

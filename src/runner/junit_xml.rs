@@ -238,10 +238,7 @@ mod tests {
             status: TestStatus::Failed,
             ..pass.clone()
         };
-        let merged = into_results(vec![
-            ("a".into(), fail.clone()),
-            ("a".into(), pass.clone()),
-        ]);
+        let merged = into_results(vec![("a".into(), fail.clone()), ("a".into(), pass.clone())]);
         assert_eq!(merged["a"].status, TestStatus::Failed);
     }
 }

@@ -28,7 +28,11 @@ pub struct Pytest {
 }
 
 impl Pytest {
-    pub fn new(base_command: Option<&str>, test_files: Vec<String>, cov_sources: Vec<String>) -> Pytest {
+    pub fn new(
+        base_command: Option<&str>,
+        test_files: Vec<String>,
+        cov_sources: Vec<String>,
+    ) -> Pytest {
         Pytest {
             base_command: base_command.unwrap_or("python -m pytest").to_string(),
             test_files,
@@ -270,7 +274,10 @@ mod tests {
             cpu: Some(std::time::Duration::from_millis(7200)),
         };
         let w = wrap("/s", "python -m pytest", b);
-        assert!(w.starts_with("ulimit -H -t 13\nulimit -S -t 8\npython -m pytest\n"), "{w}");
+        assert!(
+            w.starts_with("ulimit -H -t 13\nulimit -S -t 8\npython -m pytest\n"),
+            "{w}"
+        );
         assert!(w.contains("times > /s/times.txt"));
     }
 }

@@ -39,7 +39,13 @@ impl LocalSandbox {
     fn venv_key(&self, repo: &Repo) -> String {
         let mut h = blake3::Hasher::new();
         h.update(repo.commit.as_bytes());
-        h.update(repo.profile.install_command.as_deref().unwrap_or("").as_bytes());
+        h.update(
+            repo.profile
+                .install_command
+                .as_deref()
+                .unwrap_or("")
+                .as_bytes(),
+        );
         h.update(PYTHON_TEST_TOOLS.join(",").as_bytes());
         h.update(python_version(&self.python).as_bytes());
         h.finalize().to_hex()[..12].to_string()
@@ -145,7 +151,10 @@ pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     fs::create_dir_all(to)?;
     for entry in walkdir::WalkDir::new(from).min_depth(1) {
         let entry = entry.map_err(std::io::Error::other)?;
-        let rel = entry.path().strip_prefix(from).expect("walkdir yields children");
+        let rel = entry
+            .path()
+            .strip_prefix(from)
+            .expect("walkdir yields children");
         let dest = to.join(rel);
         let ft = entry.file_type();
         if ft.is_dir() {
@@ -188,11 +197,14 @@ impl Environment for LocalEnv {
             .iter()
             .map(|p| root.join(p).display().to_string())
             .collect();
-        let cgroup = PidsCgroup::create(&format!(
-            "swe-forge-{}-{}",
-            std::process::id(),
-            base.display().to_string().replace('/', "_")
-        ), self.limits.pids);
+        let cgroup = PidsCgroup::create(
+            &format!(
+                "swe-forge-{}-{}",
+                std::process::id(),
+                base.display().to_string().replace('/', "_")
+            ),
+            self.limits.pids,
+        );
         Ok(Box::new(LocalWorker {
             root_s: root.display().to_string(),
             scratch_s: scratch.display().to_string(),
@@ -449,7 +461,10 @@ impl PidsCgroup {
     fn kill_all(&self) {
         for _ in 0..200 {
             let procs = fs::read_to_string(self.procs_file()).unwrap_or_default();
-            let pids: Vec<i32> = procs.lines().filter_map(|l| l.trim().parse().ok()).collect();
+            let pids: Vec<i32> = procs
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect();
             if pids.is_empty() {
                 return;
             }

@@ -109,7 +109,10 @@ mod tests {
 
     #[test]
     fn quotes_only_when_needed() {
-        assert_eq!(shell_quote("tests/test_a.py::test_x"), "tests/test_a.py::test_x");
+        assert_eq!(
+            shell_quote("tests/test_a.py::test_x"),
+            "tests/test_a.py::test_x"
+        );
         assert_eq!(shell_quote("t.py::test[a b]"), "'t.py::test[a b]'");
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
         assert_eq!(shell_quote(""), "''");

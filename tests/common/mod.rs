@@ -98,7 +98,18 @@ pub fn run_fixture(name: &str, extra: &[&str]) -> (Output, tempfile::TempDir) {
     let m = fixture_manifest(dir.path(), name);
     let out = bin()
         .env("TMPDIR", &tmp)
-        .args(["run", m.to_str().unwrap(), "--sandbox", "local", "--json", "--jobs", "2", "--max-per-function", "1000", "--out"])
+        .args([
+            "run",
+            m.to_str().unwrap(),
+            "--sandbox",
+            "local",
+            "--json",
+            "--jobs",
+            "2",
+            "--max-per-function",
+            "1000",
+            "--out",
+        ])
         .arg(dir.path().join("out"))
         .args(extra)
         .output()
