@@ -23,7 +23,7 @@ fn docker(args: &[&str]) -> String {
 /// system), import from the cached tar, first repository build, reuse, rebuild from the layer
 /// cache.
 #[test]
-#[ignore]
+#[ignore = "a measurement (minutes, drops the base image): run by hand for BENCHMARKS.md"]
 fn image_times() {
     if !docker_or_skip("image_times") {
         return;
@@ -91,7 +91,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// on the machine hits both alike: a trivial command, a pytest run of 5 tests, a screening
 /// cycle (apply a patch, run 5 tests, reset), a patch and reset alone, the whole suite.
 #[test]
-#[ignore]
+#[ignore = "a timing measurement, not a check: run by hand for BENCHMARKS.md"]
 fn exec_overhead() {
     if !docker_or_skip("exec_overhead") {
         return;
@@ -206,7 +206,7 @@ fn exec_overhead() {
 /// The fallback for hosts whose build containers cannot reach the package index: wheels
 /// downloaded on the host, installed with `--no-index` (slow: a host virtualenv and a build).
 #[test]
-#[ignore]
+#[ignore = "slow (a host virtualenv and a full image build): run by hand when the fallback changes"]
 fn wheelhouse_fallback_builds_an_image() {
     if !docker_or_skip("wheelhouse_fallback_builds_an_image") {
         return;

@@ -13,7 +13,7 @@ use swe_forge::sandbox::{Limits, Sandbox};
 /// Not a test on its own: the child process of `killed_run_leaves_nothing_after_next_start`.
 /// It starts two workers, prints the run id and waits to be killed.
 #[test]
-#[ignore]
+#[ignore = "not a test: a subprocess that killed_run_leaves_nothing_after_next_start starts and kills"]
 fn hold_containers_helper() {
     if std::env::var("SWE_FORGE_TEST_HOLD").as_deref() != Ok("1") {
         return;
