@@ -9,6 +9,7 @@ use crate::lang::Language;
 use crate::mutator::{self, Mutator};
 use crate::repo::{self, Repo};
 use crate::runner::pytest::Pytest;
+use crate::sandbox::docker::DockerSandbox;
 use crate::sandbox::local::LocalSandbox;
 use crate::sandbox::{Environment, Limits, Sandbox};
 use crate::seed::{self, Manifest};
@@ -47,8 +48,8 @@ pub enum PipelineError {
         context: String,
         source: std::io::Error,
     },
-    #[error("the docker sandbox is not available in this build yet; use --sandbox local")]
-    DockerUnavailable,
+    #[error("the docker sandbox cannot be used: {0}")]
+    DockerUnavailable(String),
 }
 
 fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PipelineError {
@@ -164,18 +165,32 @@ fn selected<'m>(manifest: &'m Manifest, only: &[String]) -> Vec<&'m crate::seed:
         .collect()
 }
 
-/// Build the sandbox the configuration asks for.
+/// Build the sandbox the configuration asks for: `auto` takes Docker when the daemon answers,
+/// else the local backend with a warning that nothing is isolated.
 pub fn make_sandbox(cfg: &RunConfig) -> Result<Box<dyn Sandbox>, PipelineError> {
+    let local =
+        || -> Box<dyn Sandbox> { Box::new(LocalSandbox::new(&cfg.cache, cfg.limits.clone())) };
     match cfg.sandbox {
-        SandboxChoice::Local => Ok(Box::new(LocalSandbox::new(&cfg.cache, cfg.limits.clone()))),
+        SandboxChoice::Local => Ok(local()),
+        SandboxChoice::Docker => DockerSandbox::connect(&cfg.cache, cfg.limits.clone())
+            .map(|d| Box::new(d) as Box<dyn Sandbox>)
+            .map_err(|e| PipelineError::DockerUnavailable(e.to_string())),
         SandboxChoice::Auto => {
+            if crate::sandbox::docker::available() {
+                match DockerSandbox::connect(&cfg.cache, cfg.limits.clone()) {
+                    Ok(d) => {
+                        tracing::info!("using the docker sandbox (the daemon answers)");
+                        return Ok(Box::new(d));
+                    }
+                    Err(e) => tracing::warn!("docker answers but cannot be used: {e}"),
+                }
+            }
             tracing::warn!(
                 "using the local sandbox: tests run on this host without isolation \
-                 (the docker backend is not in this build yet)"
+                 (no usable Docker daemon)"
             );
-            Ok(Box::new(LocalSandbox::new(&cfg.cache, cfg.limits.clone())))
+            Ok(local())
         }
-        SandboxChoice::Docker => Err(PipelineError::DockerUnavailable),
     }
 }
 
