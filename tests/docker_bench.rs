@@ -1,5 +1,5 @@
 //! Measurements for the Docker sandbox (ignored by default; run with
-//! `cargo test --release --test docker_bench -- --ignored --nocapture --test-threads 1`):
+//! `SWE_FORGE_BENCH=1 cargo test --release --test docker_bench -- --ignored --nocapture --test-threads 1`):
 //! base bootstrap and repository image build times, and the per-command overhead of the
 //! Docker backend against the local one on the demo seed.
 
@@ -26,6 +26,12 @@ fn docker(args: &[&str]) -> String {
 #[ignore = "a measurement (minutes, drops the base image): run by hand for BENCHMARKS.md"]
 fn image_times() {
     if !docker_or_skip("image_times") {
+        return;
+    }
+    if std::env::var("SWE_FORGE_BENCH").as_deref() != Ok("1") {
+        eprintln!(
+            "image_times removes every swe-forge image first: set SWE_FORGE_BENCH=1 to run it"
+        );
         return;
     }
     let t0 = Instant::now();
