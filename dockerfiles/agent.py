@@ -74,11 +74,10 @@ def run(req, data):
         return {"reset_failed": True}, []
     if req.get("clear"):
         clear()
-    memory = req.get("memory", 0)
-
     def limits():
-        if memory:
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        # Memory is the container's cgroup limit, not an address-space limit: a JVM reserves
+        # far more address space than it touches. A hog is ended by the OOM killer, and the
+        # answer counts its kills.
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 

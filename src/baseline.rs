@@ -101,15 +101,17 @@ pub fn run_baseline(
     runner: &dyn TestRunner,
     cfg: &BaselineConfig,
 ) -> Result<Baseline, BaselineError> {
-    worker.reset().map_err(RunnerError::from)?;
     let mut runs = Vec::new();
     for i in 1..=cfg.repeats.max(1) {
+        // Every run starts from the clean tree, whatever the previous one wrote.
+        worker.reset().map_err(RunnerError::from)?;
         let label = format!("baseline#{i}");
         let run = runner.run(worker, &label, None, RunBudget::wall(cfg.timeout))?;
         tracing::info!(run = %label, "{}", run.summary());
         check_complete(&run, cfg.timeout)?;
         runs.push(run);
     }
+    worker.reset().map_err(RunnerError::from)?;
     let (coverage_run, coverage) =
         runner.run_with_coverage(worker, RunBudget::wall(cfg.timeout))?;
     check_complete(&coverage_run, cfg.timeout)?;
@@ -244,6 +246,7 @@ mod tests {
             log_digest: String::new(),
             log_path: None,
             anomaly: None,
+            oom_kills: 0,
         }
     }
 

@@ -70,10 +70,30 @@ enum Command {
         #[arg(long)]
         candidates: PathBuf,
     },
+    /// Docker images: make the base image of a language.
+    Image {
+        #[command(subcommand)]
+        what: ImageCommand,
+    },
     /// Measure a stage.
     Bench {
         #[command(subcommand)]
         what: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ImageCommand {
+    /// Make the base image (runtime, git, test tools): pulled where a registry answers, else
+    /// bootstrapped offline with debootstrap (needs root) and imported. Reused when present.
+    Bootstrap {
+        #[arg(long, value_enum, default_value = "python")]
+        lang: Language,
+        /// Rebuild even when the image or its cached root file system exists.
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -195,6 +215,33 @@ fn dispatch(cli: Cli) -> Result<i32> {
             include_tests,
             json,
         } => mutate(&path, lang, mutators.as_deref(), include_tests, json),
+        Command::Image {
+            what: ImageCommand::Bootstrap { lang, force, json },
+        } => {
+            let started = std::time::Instant::now();
+            let img = swe_forge::sandbox::image::bootstrap(&cache, lang, force, &|line| {
+                eprintln!("{line}")
+            })
+            .with_context(|| format!("bootstrapping the {lang} base image"))?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "tag": img.tag, "id": img.id, "built": img.built,
+                        "seconds": started.elapsed().as_secs_f64(),
+                    })
+                );
+            } else {
+                println!(
+                    "{} {} ({}, {:.1}s)",
+                    img.tag,
+                    img.id,
+                    if img.built { "built" } else { "present" },
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            Ok(0)
+        }
         Command::Bench {
             what: BenchCommand::Mutate { dir, lang, json },
         } => {
@@ -249,7 +296,11 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
     };
     ctrlc::set_handler(|| {
         if pipeline::STOP.swap(true, Ordering::SeqCst) {
-            // Second Ctrl-C: give up at once.
+            // Second Ctrl-C: give up at once, but leave no container behind.
+            let removed = swe_forge::sandbox::docker::cleanup_active_runs();
+            if removed > 0 {
+                eprintln!("removed {removed} container(s)");
+            }
             std::process::exit(130);
         }
         eprintln!("interrupted: finishing the candidates in flight (Ctrl-C again to quit now)");

@@ -99,6 +99,13 @@ pub struct SeedSummary {
     pub accepted: usize,
     pub rejected: BTreeMap<String, usize>,
     pub seconds: f64,
+    /// The Docker image the seed's tests ran in (absent with the local backend).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
+    /// Whether this run built the image (false: an image with the same content hash was reused).
+    pub image_built: bool,
 }
 
 /// What `run` did.
@@ -178,10 +185,15 @@ pub fn make_sandbox(cfg: &RunConfig) -> Result<Box<dyn Sandbox>, PipelineError> 
         SandboxChoice::Auto => {
             if crate::sandbox::docker::available() {
                 match DockerSandbox::connect(&cfg.cache, cfg.limits.clone()) {
-                    Ok(d) => {
-                        tracing::info!("using the docker sandbox (the daemon answers)");
-                        return Ok(Box::new(d));
-                    }
+                    Ok(d) => match d.base_obtainable(Language::Python) {
+                        Ok(()) => {
+                            tracing::info!("using the docker sandbox (the daemon answers)");
+                            return Ok(Box::new(d));
+                        }
+                        Err(e) => tracing::warn!(
+                            "docker answers but has no base image, and none can be made here: {e}"
+                        ),
+                    },
                     Err(e) => tracing::warn!("docker answers but cannot be used: {e}"),
                 }
             }
@@ -264,6 +276,9 @@ fn run_seed(
         Ok(e) => e,
         Err(e) => return finish(s, "failed", format!("environment: {e}")),
     };
+    s.image = env.image_name();
+    s.image_id = env.image_id();
+    s.image_built = env.image_built();
     store.add_stage_time(&seed.name, "environment", t.elapsed().as_secs_f64())?;
     let mut runner = Pytest::new(
         repo.seed.test.as_deref(),

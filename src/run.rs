@@ -87,6 +87,13 @@ pub struct Run {
     /// Set when the exit code disagrees with the parsed results, or the report is absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anomaly: Option<String>,
+    /// Processes the kernel's OOM killer ended during the run (Docker backend).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub oom_kills: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Run {

@@ -110,6 +110,15 @@ impl From<SandboxError> for Failure {
 
 /// A run that did not finish normally or ran out of resources → its rejection.
 fn abnormal(run: &Run) -> Option<Verdict> {
+    if run.oom_kills > 0 {
+        return Some(Verdict::rejected(
+            Reason::ResourceLimit,
+            format!(
+                "{}: out of memory: the kernel's OOM killer ended {} process(es)",
+                run.label, run.oom_kills
+            ),
+        ));
+    }
     match run.end {
         RunEnd::TimedOut => Some(Verdict::rejected(
             Reason::Timeout,
@@ -198,6 +207,10 @@ fn verify_inner(
     let stable = &baseline.stable_pass;
     let mut failing: Option<BTreeSet<String>> = None;
     for i in 1..=cfg.repeats.max(1) {
+        // Every run starts from a clean tree with the bug, whatever the previous run did to
+        // the tree (a bug may delete or rewrite files).
+        worker.reset()?;
+        worker.apply_patch(&cand.bug_patch)?;
         let run = runner.run(worker, &format!("buggy#{i}"), None, budget)?;
         let bad = abnormal(&run);
         let missing: Vec<String> = stable
@@ -252,14 +265,14 @@ fn verify_inner(
     out.fail_to_pass = f2p.iter().cloned().collect();
     out.pass_to_pass = stable.difference(&f2p).cloned().collect();
 
-    // Check 3: buggy code + gold fix, repeated.
-    worker.reset()?;
-    worker.apply_patch(&cand.bug_patch)?;
-    worker.apply_patch(gold_patch).map_err(|e| match e {
-        SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
-        other => Failure::from(other),
-    })?;
+    // Check 3: buggy code + gold fix, repeated, each run from a clean tree.
     for i in 1..=cfg.repeats.max(1) {
+        worker.reset()?;
+        worker.apply_patch(&cand.bug_patch)?;
+        worker.apply_patch(gold_patch).map_err(|e| match e {
+            SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
+            other => Failure::from(other),
+        })?;
         let run = runner.run(worker, &format!("fixed#{i}"), None, budget)?;
         let bad = abnormal(&run);
         let not_passing: Vec<String> = stable

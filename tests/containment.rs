@@ -66,3 +66,37 @@ fn memory_hog_is_contained() {
     );
     assert!(processes_under(&dir.path().join("tmp")).is_empty());
 }
+
+/// A mutant that deletes the whole worktree (and its `.git`): every later run still starts
+/// from a clean copy, and no git command escapes to an enclosing repository. (The wiping
+/// candidate itself may be a `crash` here: it deletes the directory pytest runs in, which a
+/// container's /testbed survives.)
+#[test]
+fn wiped_worktree_is_restored() {
+    let (out, dir) = run_fixture("wipe_mutant", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let lines = candidate_lines(dir.path());
+    let wipes: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|c| c["function"] == "purge" && c["category"] == "missing-guard")
+        .collect();
+    assert!(!wipes.is_empty(), "{lines:?}");
+    for c in &wipes {
+        let r = c["reason"].as_str().unwrap_or("accepted");
+        assert!(["accepted", "crash"].contains(&r), "{c}");
+    }
+    let others: Vec<&serde_json::Value> =
+        lines.iter().filter(|c| c["function"] != "purge").collect();
+    assert!(
+        others.iter().any(|c| c["status"] == "accepted"),
+        "{others:?}"
+    );
+    for c in others {
+        let r = c["reason"].as_str().unwrap_or("accepted");
+        assert!(
+            ["accepted", "not-killed", "not-covered"].contains(&r),
+            "a candidate saw a damaged tree: {c}"
+        );
+    }
+    assert!(processes_under(&dir.path().join("tmp")).is_empty());
+}

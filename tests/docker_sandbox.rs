@@ -286,9 +286,9 @@ fn fork_bomb_is_capped_by_the_pids_limit() {
     assert!(run_containers(&run_id).is_empty());
 }
 
-/// One process that allocates without bound gets MemoryError (the address-space limit, as with
-/// the local backend); processes that together exceed the container's memory are ended by the
-/// OOM killer and the output says so.
+/// One process that allocates without bound, and processes that together exceed the
+/// container's memory, are ended by the OOM killer (the cgroup is the limit, not the address
+/// space); the output says so and the kills are counted.
 #[test]
 fn memory_hogs_are_contained() {
     if !docker_or_skip("memory_hogs_are_contained") {
@@ -304,8 +304,9 @@ fn memory_hogs_are_contained() {
         "python -c 'a = []\nwhile True: a.append(b\"x\" * (8 << 20))'",
         60,
     );
-    assert_eq!(o.exit_code, Some(1), "{o:?}");
-    assert!(stderr(&o).contains("MemoryError"), "{}", stderr(&o));
+    assert!(o.oom_kills >= 1, "{o:?}");
+    assert_eq!(o.exit_code, None, "{o:?}");
+    assert!(stderr(&o).contains("out of memory"), "{}", stderr(&o));
     let hog = "import time\na = b\"x\" * (150 << 20)\ntime.sleep(20)";
     let o = run(
         &mut w,
@@ -313,6 +314,7 @@ fn memory_hogs_are_contained() {
         60,
     );
     assert!(stderr(&o).contains("out of memory"), "{o:?}");
+    assert!(o.oom_kills >= 1, "{o:?}");
     // The worker is usable afterwards.
     let o = run(&mut w, "echo ok", 10);
     assert_eq!(stdout(&o).trim(), "ok");

@@ -157,6 +157,7 @@ impl Pytest {
             log_digest,
             log_path,
             anomaly,
+            oom_kills: out.oom_kills,
         })
     }
 }

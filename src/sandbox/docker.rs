@@ -4,13 +4,14 @@
 //! Every container runs `sleep infinity` under Docker's init (which reaps orphans) as root.
 //! Commands run as the non-root user `tester`. A round trip through `docker exec` costs about
 //! 0.1–0.2 s on a slow engine, so each worker keeps one exec open: a small Python agent
-//! (`dockerfiles/agent.py`, run by the system interpreter in isolated mode) that reads requests on its
-//! stdin and answers on its stdout, length-framed. For each command it runs
-//! `timeout -s KILL <secs> bash -c <script>` at /testbed with the address-space limit, output to
-//! files in the scratch dir, then kills every process the user still has (`kill(-1)`), and
-//! answers with the exit status, the container's OOM-kill count, the output, and the small
-//! files of the scratch dir (reading the test report then costs nothing). A watchdog outside
-//! the container (the timeout + 5 s) kills and replaces the container when no answer comes.
+//! (`dockerfiles/agent.py`, run by the system interpreter in isolated mode) that reads
+//! requests on its stdin and answers on its stdout, length-framed. For each command it runs
+//! `timeout -s KILL <secs> bash -c <script>` at /testbed, output to files in the scratch dir
+//! (memory is bounded by the container's cgroup, not by an address-space limit), then kills
+//! every process the user still has (`kill(-1)`), and answers with the exit status, the
+//! container's OOM-kill count, the output, and the small files of the scratch dir (reading
+//! the test report then costs nothing). A watchdog outside the container (the timeout + 5 s)
+//! kills and replaces the container when no answer comes.
 //! When a command kills the agent itself, the worker starts a new one (which first kills
 //! whatever the command left) and reports the command as killed.
 //!
@@ -163,6 +164,7 @@ impl DockerSandbox {
             run_id: new_run_id(),
             progress: Arc::new(|line: &str| tracing::info!("{line}")),
         };
+        active_runs().push(sandbox.run_id.clone());
         let swept = sandbox.sweep()?;
         if swept > 0 {
             tracing::info!(
@@ -177,6 +179,12 @@ impl DockerSandbox {
     pub fn with_progress(mut self, progress: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.progress = Arc::new(progress);
         self
+    }
+
+    /// Whether the base image for `language` is present or can be made here (see
+    /// [`image::base_obtainable`]).
+    pub fn base_obtainable(&self, language: crate::lang::Language) -> Result<(), String> {
+        image::base_obtainable(&self.client, &self.cache, language).map_err(|e| e.to_string())
     }
 
     /// This run's id, as in the containers' `swe-forge.run` label and names.
@@ -221,6 +229,33 @@ impl DockerSandbox {
     pub fn remove_run_containers(&self) -> Result<usize, SandboxError> {
         remove_run(&self.client, &self.run_id)
     }
+}
+
+impl Drop for DockerSandbox {
+    fn drop(&mut self) {
+        active_runs().retain(|r| *r != self.run_id);
+    }
+}
+
+/// The run ids of this process's live [`DockerSandbox`]es.
+fn active_runs() -> std::sync::MutexGuard<'static, Vec<String>> {
+    static ACTIVE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    ACTIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Remove the containers of every live sandbox of this process: for a handler that is about
+/// to exit without unwinding (a second Ctrl-C). Returns how many were removed.
+pub fn cleanup_active_runs() -> usize {
+    let runs = active_runs().clone();
+    runs.iter()
+        .map(|r| match cleanup_run(r) {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(run = %r, "could not remove the run's containers: {e}");
+                0
+            }
+        })
+        .sum()
 }
 
 /// Remove every container of the run `run_id` (for a Ctrl-C handler: it makes its own
@@ -346,6 +381,14 @@ impl DockerEnv {
 impl Environment for DockerEnv {
     fn image_name(&self) -> Option<String> {
         Some(self.image.tag.clone())
+    }
+
+    fn image_id(&self) -> Option<String> {
+        Some(self.image.id.clone())
+    }
+
+    fn image_built(&self) -> bool {
+        self.image.built
     }
 
     fn worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
@@ -500,8 +543,6 @@ struct Request<'a> {
     timeout: f64,
     clear: bool,
     reset: bool,
-    /// Address-space limit in bytes (0: none).
-    memory: u64,
     prefetch: bool,
     output_cap: u64,
     file_cap: u64,
@@ -771,7 +812,6 @@ impl DockerWorker {
                 timeout: SHORT_TIMEOUT.as_secs_f64(),
                 clear: false,
                 reset: self.pending_reset,
-                memory: 0,
                 prefetch: false,
                 output_cap,
                 file_cap: 0,
@@ -820,7 +860,6 @@ impl DockerWorker {
             timeout: timeout.as_secs_f64().max(0.001),
             clear: self.pending_clear,
             reset: self.pending_reset,
-            memory: self.spec.limits.memory_bytes,
             prefetch: true,
             output_cap: OUTPUT_CAP,
             file_cap: SCRATCH_FILE_CAP,
@@ -845,6 +884,7 @@ impl DockerWorker {
                         b"swe-forge: the watchdog ended the command; the container was replaced\n"
                             .to_vec(),
                     duration: wall,
+                    oom_kills: 0,
                 }));
             }
             Err(NoAnswer::Gone(why)) => {
@@ -865,6 +905,7 @@ impl DockerWorker {
                     stderr: format!("swe-forge: the command killed the sandbox's agent ({why})\n")
                         .into_bytes(),
                     duration: wall,
+                    oom_kills: 0,
                 }));
             }
         };
@@ -924,6 +965,7 @@ impl DockerWorker {
             stdout,
             stderr,
             duration,
+            oom_kills: r.oom_kills,
         }))
     }
 }

@@ -313,15 +313,8 @@ fn build_base_from_registry(
     build_image(client, tag, ctx.finish()?, progress)
 }
 
-fn debootstrap_tar(
-    tar: &Path,
-    language: Language,
-    progress: Progress<'_>,
-) -> Result<(), ImageError> {
-    let packages = match language {
-        Language::Python => PYTHON_PACKAGES,
-        Language::Java => return Err(ImageError::Unsupported("no java base image yet".into())),
-    };
+/// Whether this process can debootstrap a root file system: root, and debootstrap installed.
+fn can_debootstrap() -> Result<(), ImageError> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err(ImageError::Bootstrap(
@@ -339,6 +332,34 @@ fn debootstrap_tar(
             "debootstrap is not installed (`apt-get install debootstrap`)".into(),
         ));
     }
+    Ok(())
+}
+
+/// Whether the base image for `language` is present or can be made without a registry: it
+/// exists, its root file system is cached, or this process can debootstrap one. (`auto`
+/// falls back to the local backend otherwise, rather than failing every seed.)
+pub fn base_obtainable(
+    client: &Client,
+    cache: &Path,
+    language: Language,
+) -> Result<(), ImageError> {
+    let tag = base_tag(language)?;
+    if image_id(client, &tag)?.is_some() || base_tar_path(cache, &tag).exists() {
+        return Ok(());
+    }
+    can_debootstrap()
+}
+
+fn debootstrap_tar(
+    tar: &Path,
+    language: Language,
+    progress: Progress<'_>,
+) -> Result<(), ImageError> {
+    let packages = match language {
+        Language::Python => PYTHON_PACKAGES,
+        Language::Java => return Err(ImageError::Unsupported("no java base image yet".into())),
+    };
+    can_debootstrap()?;
     let mirror = debian_mirror().ok_or_else(|| {
         ImageError::Bootstrap(
             "no Debian mirror found in /etc/apt/sources.list(.d); set SWE_FORGE_DEBIAN_MIRROR"

@@ -206,6 +206,7 @@ impl Environment for LocalEnv {
             self.limits.pids,
         );
         Ok(Box::new(LocalWorker {
+            source: self.repo.checkout.clone(),
             root_s: root.display().to_string(),
             scratch_s: scratch.display().to_string(),
             root,
@@ -219,6 +220,8 @@ impl Environment for LocalEnv {
 }
 
 struct LocalWorker {
+    /// The clean checkout the worktree is copied from.
+    source: PathBuf,
     root: PathBuf,
     scratch: PathBuf,
     root_s: String,
@@ -231,9 +234,13 @@ struct LocalWorker {
 
 impl LocalWorker {
     fn git(&self, args: &[&str]) -> Result<(), String> {
+        // GIT_DIR pinned: when a command deleted the worktree's `.git`, git must fail rather
+        // than find an enclosing repository and reset that one.
         let out = Command::new("git")
             .args(args)
             .current_dir(&self.root)
+            .env("GIT_DIR", self.root.join(".git"))
+            .env("GIT_WORK_TREE", &self.root)
             .stdin(Stdio::null())
             .output()
             .map_err(|e| format!("git {}: {e}", args.join(" ")))?;
@@ -363,6 +370,7 @@ impl Worker for LocalWorker {
             stdout: fs::read(&out_path).unwrap_or_default(),
             stderr: fs::read(&err_path).unwrap_or_default(),
             duration,
+            oom_kills: 0,
         })
     }
 
@@ -375,9 +383,18 @@ impl Worker for LocalWorker {
     }
 
     fn reset(&mut self) -> Result<(), SandboxError> {
-        self.git(&["checkout", "-q", "-f", "HEAD", "--", "."])
-            .and_then(|_| self.git(&["clean", "-q", "-f", "-d", "-x"]))
-            .map_err(SandboxError::Reset)
+        let reset = self
+            .git(&["checkout", "-q", "-f", "HEAD", "--", "."])
+            .and_then(|_| self.git(&["clean", "-q", "-f", "-d", "-x"]));
+        if let Err(e) = reset {
+            // The command wrecked the worktree (deleted `.git`, say): copy it afresh.
+            tracing::warn!(worktree = %self.root.display(), "git reset failed ({e}); copying the checkout again");
+            if self.root.exists() {
+                fs::remove_dir_all(&self.root)?;
+            }
+            copy_tree(&self.source, &self.root)?;
+        }
+        Ok(())
     }
 
     fn read_scratch(&mut self, name: &str) -> Result<Option<Vec<u8>>, SandboxError> {

@@ -1,5 +1,6 @@
 //! Sandboxes: where tests run. One trait with two backends — `local` (a virtualenv and a temp
-//! worktree per worker, no isolation) and, later, `docker`.
+//! worktree per worker, no isolation) and `docker` (a per-repository image, long-lived
+//! containers per worker, no network).
 //!
 //! A [`Sandbox`] prepares an [`Environment`] for a repository (dependencies installed once);
 //! an environment hands out [`Worker`]s, each with its own clean copy of the repository that is
@@ -55,6 +56,9 @@ pub struct ExecOutput {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     pub duration: Duration,
+    /// Processes of this command the kernel's OOM killer ended (0 where the backend cannot
+    /// tell: the local backend's memory limit shows as `MemoryError` instead).
+    pub oom_kills: u64,
 }
 
 /// A backend that can prepare environments for repositories.
@@ -69,6 +73,14 @@ pub trait Sandbox: Send + Sync {
 pub trait Environment: Send + Sync {
     /// The image a task record names (`None` for the local backend).
     fn image_name(&self) -> Option<String>;
+    /// The image's id (`None` for the local backend).
+    fn image_id(&self) -> Option<String> {
+        None
+    }
+    /// Whether preparing the environment built its image (false when it was reused).
+    fn image_built(&self) -> bool {
+        false
+    }
     /// A worker with its own clean copy of the repository.
     fn worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError>;
 }

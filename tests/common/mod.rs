@@ -92,6 +92,11 @@ pub fn processes_under(root: &Path) -> Vec<u32> {
 /// Run the pipeline on a fixture with the local sandbox, worktrees under a private TMPDIR.
 /// Returns (output, out dir, tmp root) — keep the TempDir alive while inspecting.
 pub fn run_fixture(name: &str, extra: &[&str]) -> (Output, tempfile::TempDir) {
+    run_fixture_in("local", name, extra)
+}
+
+/// [`run_fixture`] with the given `--sandbox`.
+pub fn run_fixture_in(sandbox: &str, name: &str, extra: &[&str]) -> (Output, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
@@ -102,7 +107,7 @@ pub fn run_fixture(name: &str, extra: &[&str]) -> (Output, tempfile::TempDir) {
             "run",
             m.to_str().unwrap(),
             "--sandbox",
-            "local",
+            sandbox,
             "--json",
             "--jobs",
             "2",
