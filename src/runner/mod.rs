@@ -2,7 +2,9 @@
 //! suite", "with per-test coverage") into a command and its structured report into a [`Run`].
 
 pub mod junit_xml;
+pub mod maven;
 pub mod pytest;
+pub mod surefire;
 
 use crate::coverage::CoverageMap;
 use crate::run::Run;
