@@ -83,6 +83,10 @@ pub struct Baseline {
     #[serde(default)]
     pub run_cpu_limit_s: Option<f64>,
     pub coverage: CoverageMap,
+    /// Set when per-test coverage could not be collected (why): screening then falls back to
+    /// the tests of the mutated file's package, then to the whole suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage_unavailable: Option<String>,
 }
 
 impl Baseline {
@@ -112,18 +116,41 @@ pub fn run_baseline(
         runs.push(run);
     }
     worker.reset().map_err(RunnerError::from)?;
-    let (coverage_run, coverage) =
-        runner.run_with_coverage(worker, RunBudget::wall(cfg.timeout))?;
-    check_complete(&coverage_run, cfg.timeout)?;
-    tracing::info!(
-        lines = coverage.covered_lines(),
-        tests = coverage.tests.len(),
-        "coverage map built"
-    );
-    Ok(classify(runs, coverage_run, coverage, cfg)?)
+    match runner.run_with_coverage(worker, RunBudget::wall(cfg.timeout)) {
+        Ok((coverage_run, coverage)) => {
+            check_complete(&coverage_run, cfg.timeout)?;
+            tracing::info!(
+                lines = coverage.covered_lines(),
+                tests = coverage.tests.len(),
+                "coverage map built"
+            );
+            classify(runs, coverage_run, coverage, cfg)
+        }
+        Err(RunnerError::Coverage(why)) => {
+            tracing::warn!(
+                "no per-test coverage ({why}): candidates are screened with the tests of \
+                 their package, else the whole suite"
+            );
+            let mut coverage_run = runs.last().cloned().expect("at least one repeat");
+            coverage_run.label = "coverage (unavailable)".to_string();
+            let mut b = classify(runs, coverage_run, CoverageMap::default(), cfg)?;
+            b.coverage_unavailable = Some(why);
+            Ok(b)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn check_complete(run: &Run, timeout: Duration) -> Result<(), BaselineError> {
+    if crate::runner::maven::is_compile_error(run) {
+        return Err(BaselineError::Broken {
+            label: run.label.clone(),
+            detail: format!(
+                "the clean code does not build: {}",
+                run.anomaly.as_deref().unwrap_or_default()
+            ),
+        });
+    }
     match run.end {
         RunEnd::TimedOut => Err(BaselineError::TimedOut {
             label: run.label.clone(),
@@ -213,6 +240,7 @@ pub fn classify(
         run_timeout_s,
         run_cpu_limit_s,
         coverage,
+        coverage_unavailable: None,
     })
 }
 

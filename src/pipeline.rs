@@ -8,7 +8,9 @@ use crate::issue::{self, IssueInput};
 use crate::lang::Language;
 use crate::mutator::{self, Mutator};
 use crate::repo::{self, Repo};
+use crate::runner::maven::Maven;
 use crate::runner::pytest::Pytest;
+use crate::runner::TestRunner;
 use crate::sandbox::docker::DockerSandbox;
 use crate::sandbox::local::LocalSandbox;
 use crate::sandbox::{Environment, Limits, Sandbox};
@@ -56,6 +58,11 @@ fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Pipeline
     let context = context.into();
     move |source| PipelineError::Io { context, source }
 }
+
+/// Where the Java image keeps swe-forge's compiled coverage helpers and the Maven settings
+/// for Debian's offline repository (see `dockerfiles/java-maven.Dockerfile`).
+const JAVA_HELPERS_DIR: &str = "/opt/swe-forge/java";
+const JAVA_MAVEN_SETTINGS: &str = "/opt/swe-forge/maven-settings.xml";
 
 /// Everything `run` needs to know.
 #[derive(Clone, Debug)]
@@ -206,6 +213,34 @@ pub fn make_sandbox(cfg: &RunConfig) -> Result<Box<dyn Sandbox>, PipelineError> 
     }
 }
 
+/// The test runner for a repository, and the test command a task record names.
+fn make_runner(cfg: &RunConfig, repo: &Repo, sandbox: &str) -> (Box<dyn TestRunner>, String) {
+    let log_dir = Some(cfg.out.join("logs").join(&repo.name));
+    match repo.profile.language {
+        Language::Python => {
+            let mut p = Pytest::new(
+                repo.seed.test.as_deref(),
+                repo.profile.test_files.clone(),
+                repo.profile.python_path.clone(),
+            );
+            p.log_dir = log_dir;
+            let command = p.base_command.clone();
+            (Box::new(p), command)
+        }
+        Language::Java => {
+            let mut m = Maven::new();
+            if sandbox == "docker" {
+                // The image carries the compiled coverage helpers and the offline settings.
+                m.helpers = Some(JAVA_HELPERS_DIR.to_string());
+                m.settings = Some(JAVA_MAVEN_SETTINGS.to_string());
+            }
+            m.log_dir = log_dir;
+            let command = format!("{} -o -B test", m.mvn);
+            (Box::new(m), command)
+        }
+    }
+}
+
 /// The mutators for a language: from `--mutators DIR` or the embedded rules.
 pub fn load_rules(dir: Option<&Path>, lang: Language) -> Result<Vec<Mutator>, PipelineError> {
     Ok(match dir {
@@ -259,13 +294,17 @@ fn run_seed(
     };
     store.add_stage_time(&seed.name, "import", t.elapsed().as_secs_f64())?;
     s.commit = Some(repo.commit.clone());
-    if repo.profile.language != Language::Python {
+    if repo.profile.language == Language::Java && repo.profile.build_system != "maven" {
         return finish(
             s,
             "rejected",
             format!(
-                "{} repositories are not supported yet",
-                repo.profile.language
+                "the build system of this Java repository ({}) is not supported: swe-forge \
+                 builds and tests Java with Maven (a pom.xml at the repository root)",
+                match repo.profile.build_system.as_str() {
+                    "none" => "none found",
+                    other => other,
+                }
             ),
         );
     }
@@ -280,12 +319,8 @@ fn run_seed(
     s.image_id = env.image_id();
     s.image_built = env.image_built();
     store.add_stage_time(&seed.name, "environment", t.elapsed().as_secs_f64())?;
-    let mut runner = Pytest::new(
-        repo.seed.test.as_deref(),
-        repo.profile.test_files.clone(),
-        repo.profile.python_path.clone(),
-    );
-    runner.log_dir = Some(cfg.out.join("logs").join(&seed.name));
+    let (runner, test_command) = make_runner(cfg, &repo, sandbox.kind());
+    let runner = runner.as_ref();
 
     // Baseline.
     let baseline = match store.baseline(&seed.name, &repo.commit)? {
@@ -297,8 +332,7 @@ fn run_seed(
             let t = Instant::now();
             let spinner = spinner(cfg.progress, format!("{}: baseline", seed.name));
             let result = env.worker(0).map_err(|e| e.to_string()).and_then(|mut w| {
-                baseline::run_baseline(w.as_mut(), &runner, &cfg.baseline)
-                    .map_err(|e| e.to_string())
+                baseline::run_baseline(w.as_mut(), runner, &cfg.baseline).map_err(|e| e.to_string())
             });
             spinner.finish_and_clear();
             store.add_stage_time(&seed.name, "baseline", t.elapsed().as_secs_f64())?;
@@ -366,9 +400,9 @@ fn run_seed(
         image: env.image_name(),
         sandbox: sandbox.kind(),
         repeats: cfg.verify.repeats,
-        test_command: runner.base_command.clone(),
+        test_command,
     };
-    verify_all(cfg, &ctx, &runner, todo, store)?;
+    verify_all(cfg, &ctx, runner, todo, store)?;
     store.add_stage_time(&seed.name, "verify", t.elapsed().as_secs_f64())?;
 
     // Tally from the store (includes resumed decisions).
@@ -417,7 +451,7 @@ fn spinner(show: bool, msg: String) -> ProgressBar {
 fn verify_all(
     cfg: &RunConfig,
     ctx: &SeedContext<'_>,
-    runner: &Pytest,
+    runner: &dyn TestRunner,
     todo: Vec<Candidate>,
     store: &Store,
 ) -> Result<(), PipelineError> {

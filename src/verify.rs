@@ -110,6 +110,16 @@ impl From<SandboxError> for Failure {
 
 /// A run that did not finish normally or ran out of resources → its rejection.
 fn abnormal(run: &Run) -> Option<Verdict> {
+    if crate::runner::maven::is_compile_error(run) {
+        return Some(Verdict::rejected(
+            Reason::CompileError,
+            format!(
+                "{}: {}",
+                run.label,
+                run.anomaly.as_deref().unwrap_or("compile error")
+            ),
+        ));
+    }
     if run.oom_kills > 0 {
         return Some(Verdict::rejected(
             Reason::ResourceLimit,
@@ -155,6 +165,42 @@ fn abnormal(run: &Run) -> Option<Verdict> {
     }
 }
 
+/// The stable tests that screen a candidate: those that execute its lines; without per-test
+/// coverage, the tests of the mutated file's package (Java: `a.b.CTest#m` for
+/// `src/main/java/a/b/C.java`), else every stable test.
+fn covering_tests(baseline: &Baseline, cand: &Candidate) -> Vec<String> {
+    if baseline.coverage_unavailable.is_none() {
+        return baseline
+            .coverage
+            .tests_covering(&cand.file, cand.line_range.0, cand.line_range.1)
+            .into_iter()
+            .filter(|t| baseline.stable_pass.contains(t))
+            .collect();
+    }
+    if let Some(package) = java_package(&cand.file) {
+        let same: Vec<String> = baseline
+            .stable_pass
+            .iter()
+            .filter(|t| {
+                let class = t.split('#').next().unwrap_or(t);
+                class.rsplit_once('.').map(|(p, _)| p).unwrap_or("") == package
+            })
+            .cloned()
+            .collect();
+        if !same.is_empty() {
+            return same;
+        }
+    }
+    baseline.stable_pass.iter().cloned().collect()
+}
+
+/// `src/main/java/a/b/C.java` (or `mod/src/main/java/…`) → `a.b`.
+fn java_package(file: &str) -> Option<String> {
+    let rel = file.rsplit_once("src/main/java/")?.1;
+    let dir = rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+    Some(dir.replace('/', "."))
+}
+
 fn verify_inner(
     worker: &mut dyn Worker,
     runner: &dyn TestRunner,
@@ -165,12 +211,7 @@ fn verify_inner(
     out: &mut Outcome,
 ) -> Result<Verdict, Failure> {
     let budget = baseline.budget();
-    let covering: Vec<String> = baseline
-        .coverage
-        .tests_covering(&cand.file, cand.line_range.0, cand.line_range.1)
-        .into_iter()
-        .filter(|t| baseline.stable_pass.contains(t))
-        .collect();
+    let covering = covering_tests(baseline, cand);
     out.covering = covering.clone();
     if covering.is_empty() {
         return Ok(Verdict::rejected(

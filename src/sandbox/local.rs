@@ -70,6 +70,23 @@ impl Sandbox for LocalSandbox {
             repo: repo.name.clone(),
             detail,
         };
+        if repo.profile.language == crate::lang::Language::Java {
+            // Java runs with the host's Maven against Debian's offline repository: nothing to
+            // install per repository.
+            run_setup(Command::new("mvn").arg("-v"), "mvn -v").map_err(|e| {
+                prep_err(format!(
+                    "Java needs Maven and a JDK on this host for the local sandbox ({e}); install \
+                     Debian's packages listed in dockerfiles/java-maven.md, or use --sandbox docker"
+                ))
+            })?;
+            let worktrees = tempfile::Builder::new().prefix("swe-forge-wt-").tempdir()?;
+            return Ok(Arc::new(LocalEnv {
+                repo: repo.clone(),
+                venv: self.cache.join("venvs").join("none"),
+                limits: self.limits.clone(),
+                worktrees,
+            }));
+        }
         let venv = self
             .cache
             .join("venvs")
