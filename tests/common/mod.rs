@@ -25,14 +25,19 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Write a one-seed manifest for a fixture directory into `dir`.
+/// Write a one-seed manifest for a fixture directory into `dir` (`java_*` fixtures are Java).
 pub fn fixture_manifest(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(format!("{name}.yaml"));
     std::fs::write(
         &path,
         format!(
-            "seeds:\n  - name: {name}\n    source: {}\n    language: python\n",
-            fixture(name).display()
+            "seeds:\n  - name: {name}\n    source: {}\n    language: {}\n",
+            fixture(name).display(),
+            if name.starts_with("java_") {
+                "java"
+            } else {
+                "python"
+            }
         ),
     )
     .unwrap();
