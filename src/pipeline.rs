@@ -230,9 +230,14 @@ fn make_runner(cfg: &RunConfig, repo: &Repo, sandbox: &str) -> (Box<dyn TestRunn
         Language::Java => {
             let mut m = Maven::new();
             if sandbox == "docker" {
-                // The image carries the compiled coverage helpers and the offline settings.
+                // The image carries the compiled coverage helpers and the offline settings;
+                // the clean build lives in the container's /tmp (a tmpfs that resets leave).
                 m.helpers = Some(JAVA_HELPERS_DIR.to_string());
                 m.settings = Some(JAVA_MAVEN_SETTINGS.to_string());
+                m.build_cache = Some("/tmp/swe-forge-build".to_string());
+            } else {
+                // Outside the worker's scratch directory, which is emptied between candidates.
+                m.build_cache = Some(cfg.cache.join("java-builds").display().to_string());
             }
             m.log_dir = log_dir;
             let command = format!("{} -o -B test", m.mvn);

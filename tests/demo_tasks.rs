@@ -81,6 +81,8 @@ fn demo_run_yields_verified_tasks() {
             "--sandbox",
             "local",
             "--json",
+            "--only",
+            "pyshelf",
             "--max-candidates",
             "32",
             "--out",

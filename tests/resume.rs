@@ -17,6 +17,8 @@ fn killed_run_resumes_without_duplicates() {
         "--json",
         "--jobs",
         "1",
+        "--only",
+        "pyshelf",
         "--max-candidates",
         "12",
         "--repeats",

@@ -4,6 +4,19 @@
 //!
 //! Test ids are `fully.qualified.Class#method` (see [`surefire::test_id`]).
 //!
+//! Fast path ([`Maven::fast`], on by default; see [`fast`] and `dockerfiles/java-maven.md`):
+//! Maven compiles each commit once per worktree (`mvn -o -X test-compile` on a `git archive` of
+//! `HEAD`, under `flock`, in [`Maven::build_cache`], outside the worktree) and reveals the
+//! compiler options and classpaths; each run then compiles only the sources that differ from
+//! `HEAD` with `javac` into overlay directories and runs JUnit's console launcher (Surefire's
+//! default includes for the whole suite; the requested tests' classes narrowed to their methods
+//! by `dockerfiles/java/MethodFilter.java`), whose XML reports parse into the same ids and
+//! statuses. Compile errors give the same anomaly. Where the fast path cannot reproduce Maven
+//! (the commit does not build, a multi-module or Surefire-configuring POM, a changed resource
+//! or POM, a deleted source, no console launcher) the run falls back to plain Maven and the
+//! reason is logged. Limitation: only changed files are recompiled, so a changed compile-time
+//! constant stays inlined with its old value in unchanged classes (Maven recompiles the module).
+//!
 //! A run whose main or test sources do not compile has an [`Run::anomaly`] starting with
 //! [`COMPILE_ERROR_PREFIX`] (`compile error: main sources: src/…/A.java:[3,9] …`); callers
 //! test it with [`is_compile_error`]. Its requested tests are MISSING and its exit code is 1.
@@ -17,12 +30,15 @@
 //! directory at run time. Only the JUnit Platform provider (JUnit 5, or JUnit 4 through the
 //! vintage engine) calls the listener; a plain JUnit 4 project gets a [`RunnerError::Coverage`].
 
+pub mod fast;
+
 use super::surefire;
 use super::{junit_xml, RunBudget, RunnerError, TestRunner};
 use crate::coverage::CoverageMap;
 use crate::run::{Run, RunEnd, TestResult, TestStatus};
 use crate::sandbox::{shell_quote, ExecOutput, Worker};
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub use super::surefire::COMPILE_ERROR_PREFIX;
 
@@ -78,6 +94,15 @@ pub struct Maven {
     pub helpers: Option<String>,
     /// Where full logs are kept (by digest); `None` keeps none.
     pub log_dir: Option<PathBuf>,
+    /// Use the fast path (see [`fast`]): Maven builds each commit once, runs use `javac` on
+    /// the changed files and JUnit's console launcher. Falls back to plain Maven, with the
+    /// reason logged, where it cannot reproduce Maven's run.
+    pub fast: bool,
+    /// Where the fast path keeps its builds, as commands see it (outside every worktree);
+    /// `None`: `${TMPDIR:-/tmp}/swe-forge-build`.
+    pub build_cache: Option<String>,
+    /// Wall-clock limit of the fast path's setup (the once-per-commit Maven build included).
+    pub build_timeout: Duration,
 }
 
 impl Default for Maven {
@@ -90,6 +115,9 @@ impl Default for Maven {
             java_lib: "/usr/share/java".to_string(),
             helpers: None,
             log_dir: None,
+            fast: true,
+            build_cache: None,
+            build_timeout: Duration::from_secs(900),
         }
     }
 }
@@ -99,9 +127,8 @@ impl Maven {
         Maven::default()
     }
 
-    /// Lines that set up the environment and the settings file; returns them and the quoted
-    /// settings path.
-    fn prelude(&self, scratch: &str) -> (String, String) {
+    /// Lines that set up the environment (no settings file); the second item is empty.
+    fn prelude_env(&self) -> (String, String) {
         let mut s = String::new();
         if !self.jvm_options.is_empty() {
             s.push_str(&format!(
@@ -109,6 +136,13 @@ impl Maven {
                 shell_quote(&self.jvm_options)
             ));
         }
+        (s, String::new())
+    }
+
+    /// Lines that set up the environment and the settings file; returns them and the quoted
+    /// settings path.
+    fn prelude(&self, scratch: &str) -> (String, String) {
+        let (mut s, _) = self.prelude_env();
         let settings = match &self.settings {
             Some(path) => shell_quote(path),
             None => {
@@ -147,6 +181,132 @@ impl Maven {
         }
         cmd.push_str(" test");
         cmd
+    }
+
+    /// The build cache directory, quoted for bash.
+    fn cache_q(&self) -> String {
+        match &self.build_cache {
+            Some(dir) => shell_quote(dir),
+            None => "\"${TMPDIR:-/tmp}/swe-forge-build\"".to_string(),
+        }
+    }
+
+    /// The fast path's setup script (see [`fast::setup_script`]).
+    fn fast_setup_script(&self, scratch: &str) -> String {
+        let (prelude, settings) = self.prelude(scratch);
+        let mut mvn = self.mvn.clone();
+        for arg in &self.extra_args {
+            mvn.push(' ');
+            mvn.push_str(&shell_quote(arg));
+        }
+        fast::setup_script(
+            &prelude,
+            &mvn,
+            &settings,
+            &self.cache_q(),
+            &self.java_lib,
+            scratch,
+        )
+    }
+
+    /// Prepare the fast path for the worker's tree; `None` (reason logged) means plain Maven.
+    fn fast_setup(
+        &self,
+        worker: &mut dyn Worker,
+        scratch: &str,
+    ) -> Result<Option<(String, Vec<String>, Vec<String>)>, RunnerError> {
+        if !self.fast {
+            return Ok(None);
+        }
+        let out = worker.exec(&self.fast_setup_script(scratch), self.build_timeout)?;
+        let setup = match worker.read_scratch(fast::SETUP_FILE)? {
+            _ if out.end != RunEnd::Exited => fast::Setup::Fallback(format!(
+                "the setup did not finish within {:?}",
+                self.build_timeout
+            )),
+            Some(text) => fast::parse_setup(&String::from_utf8_lossy(&text)),
+            None => fast::Setup::Fallback(format!(
+                "the setup wrote no result (exit {:?}): {}",
+                out.exit_code,
+                tail(&out.stderr)
+            )),
+        };
+        match setup {
+            fast::Setup::Ready { build, main, test } => {
+                tracing::debug!(%build, ?main, ?test, "Java fast path");
+                Ok(Some((build, main, test)))
+            }
+            fast::Setup::Fallback(why) => {
+                tracing::info!(
+                    root = worker.root(),
+                    "Java fast path not used, running Maven: {why}"
+                );
+                Ok(None)
+            }
+        }
+    }
+
+    /// The script of a fast run.
+    fn fast_script(
+        &self,
+        scratch: &str,
+        build: &str,
+        main: &[String],
+        test: &[String],
+        tests: Option<&[String]>,
+    ) -> String {
+        let (prelude, _) = self.prelude_env();
+        let plan = fast::RunPlan {
+            build,
+            main,
+            test,
+            tests,
+            jvm_args: "",
+            extra_cp: "",
+            java_lib: &self.java_lib,
+            scratch,
+            bundle: &format!("{scratch}/{REPORTS}"),
+        };
+        format!("{prelude}{}", fast::run_script(&plan))
+    }
+
+    /// The script of a fast coverage run (a clean tree: no overlays).
+    fn fast_coverage_script(&self, scratch: &str, build: &str) -> String {
+        let (prelude, _) = self.prelude_env();
+        let lib = &self.java_lib;
+        let execs = format!("{scratch}/coverage-exec");
+        let jvm_args = format!(
+            "{} {}",
+            double_quote("-javaagent:$H/jacocoagent.jar=output=none,jmx=false,excludes=sweforge.*"),
+            shell_quote(&format!("-Dsweforge.coverage.dir={execs}"))
+        );
+        let plan = fast::RunPlan {
+            build,
+            main: &[],
+            test: &[],
+            tests: None,
+            jvm_args: &jvm_args,
+            extra_cp: "$H/listener",
+            java_lib: lib,
+            scratch,
+            bundle: &format!("{scratch}/{REPORTS}"),
+        };
+        let analyser_cp = format!(
+            "$H/tools:{lib}/org.jacoco.core.jar:{lib}/asm.jar:{lib}/asm-commons.jar:{lib}/asm-tree.jar"
+        );
+        format!(
+            "{prelude}{helpers}rm -rf {execs_q}
+{run}
+status=$?
+             if [ ! -f {index_q} ]; then echo 'swe-forge: no per-test coverage data was written' >&2; exit {ANALYSIS_FAILED}; fi
+             java -cp \"{analyser_cp}\" sweforge.PerTestCoverage \"$B/src\" {execs_q} {json_q} >&2 || exit {ANALYSIS_FAILED}
+             (exit $status)",
+            helpers = self.helpers_script(scratch),
+            execs_q = shell_quote(&execs),
+            run = fast::run_script(&plan),
+            index_q = shell_quote(&format!("{execs}/index.tsv")),
+            json_q = shell_quote(&format!("{scratch}/{COVERAGE_JSON}")),
+        )
     }
 
     /// The script of a plain run: clean old reports, run Maven, bundle the reports.
@@ -236,6 +396,7 @@ impl Maven {
         tests: Option<&[String]>,
         budget: RunBudget,
         mut out: ExecOutput,
+        fast: bool,
     ) -> Result<Run, RunnerError> {
         let cpu_s = worker
             .read_scratch(TIMES)?
@@ -271,7 +432,17 @@ impl Maven {
         }
         let mut results = junit_xml::into_results(cases);
         if anomaly.is_none() && out.end == RunEnd::Exited && out.exit_code != Some(0) {
-            anomaly = surefire::compile_error(&log, worker.root());
+            anomaly = if fast {
+                let phase = worker.read_scratch(fast::COMPILE_FAILED_FILE)?;
+                let javac = worker.read_scratch(fast::JAVAC_LOG)?.unwrap_or_default();
+                fast::compile_error(
+                    phase.as_deref().map(String::from_utf8_lossy).as_deref(),
+                    &String::from_utf8_lossy(&javac),
+                    worker.root(),
+                )
+            } else {
+                surefire::compile_error(&log, worker.root())
+            };
         }
         if let Some(requested) = tests {
             for id in requested {
@@ -319,7 +490,7 @@ impl Maven {
 }
 
 /// `cat > path <<'EOF'` … `EOF` with a delimiter that the content does not contain.
-fn heredoc(path: &str, content: &str) -> String {
+pub(crate) fn heredoc(path: &str, content: &str) -> String {
     let mut delim = "SWE_FORGE_EOF".to_string();
     while content.lines().any(|l| l == delim) {
         delim.push('_');
@@ -413,9 +584,15 @@ impl TestRunner for Maven {
     ) -> Result<Run, RunnerError> {
         worker.clear_scratch()?;
         let scratch = worker.scratch().to_string();
-        let script = wrap(&scratch, &self.script(&scratch, tests), budget);
-        let out = worker.exec(&script, budget.wall)?;
-        self.finish(worker, label, tests, budget, out)
+        let (script, fast) = match self.fast_setup(worker, &scratch)? {
+            Some((build, main, test)) => (
+                self.fast_script(&scratch, &build, &main, &test, tests),
+                true,
+            ),
+            None => (self.script(&scratch, tests), false),
+        };
+        let out = worker.exec(&wrap(&scratch, &script, budget), budget.wall)?;
+        self.finish(worker, label, tests, budget, out, fast)
     }
 
     fn run_with_coverage(
@@ -425,8 +602,17 @@ impl TestRunner for Maven {
     ) -> Result<(Run, CoverageMap), RunnerError> {
         worker.clear_scratch()?;
         let scratch = worker.scratch().to_string();
-        let script = wrap(&scratch, &self.coverage_script(&scratch), budget);
-        let out = worker.exec(&script, budget.wall)?;
+        let (script, fast) = match self.fast_setup(worker, &scratch)? {
+            Some((build, main, test)) if main.is_empty() && test.is_empty() => {
+                (self.fast_coverage_script(&scratch, &build), true)
+            }
+            Some(_) => {
+                tracing::info!("Java fast path not used for coverage: the tree differs from HEAD");
+                (self.coverage_script(&scratch), false)
+            }
+            None => (self.coverage_script(&scratch), false),
+        };
+        let out = worker.exec(&wrap(&scratch, &script, budget), budget.wall)?;
         let failed = match out.exit_code {
             Some(HELPERS_FAILED) => Some("the coverage helpers could not be built"),
             Some(ANALYSIS_FAILED) => Some("no per-test coverage data"),
@@ -434,7 +620,7 @@ impl TestRunner for Maven {
         };
         let stderr_tail = tail(&out.stderr);
         let json = worker.read_scratch(COVERAGE_JSON)?;
-        let run = self.finish(worker, "coverage", None, budget, out)?;
+        let run = self.finish(worker, "coverage", None, budget, out, fast)?;
         let json = match (json, failed) {
             (Some(j), None) => j,
             (_, why) => {
@@ -692,31 +878,96 @@ mod tests {
         }
     }
 
-    /// The seed through the whole adapter on this machine: needs `mvn`, a JDK and Debian's
-    /// offline repository with the packages of `dockerfiles/java-maven.md`.
+    /// The seed through the whole adapter on this machine, on the fast path: needs `mvn`, a
+    /// JDK, `git`, `flock` and Debian's offline repository with the packages of
+    /// `dockerfiles/java-maven.md` (and `junit5`'s console launcher).
     #[test]
     #[ignore = "needs mvn, a JDK and Debian's /usr/share/maven-repo"]
     fn drives_the_java_seed_on_the_host() {
+        drive_the_seed(true);
+    }
+
+    /// The same with plain Maven.
+    #[test]
+    #[ignore = "needs mvn, a JDK and Debian's /usr/share/maven-repo"]
+    fn drives_the_java_seed_on_the_host_with_maven() {
+        drive_the_seed(false);
+    }
+
+    fn git(root: &std::path::Path, args: &[&str]) {
+        let st = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(root)
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    }
+
+    /// Whether the last run took the fast path.
+    fn took_fast_path(w: &mut HostWorker) -> bool {
+        w.read_scratch(fast::SETUP_FILE)
+            .unwrap()
+            .is_some_and(|t| t.starts_with(b"ok\n"))
+    }
+
+    /// User + system CPU seconds of this process's finished children so far.
+    fn children_cpu() -> f64 {
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `ru` is a valid, writable rusage.
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        tv(ru.ru_utime) + tv(ru.ru_stime)
+    }
+
+    fn drive_the_seed(fast_path: bool) {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("repo");
         let seed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/javashelf");
         crate::sandbox::local::copy_tree(&seed, &root).unwrap();
         let _ = std::fs::remove_dir_all(root.join("target"));
+        std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", "seed"]);
         let scratch = tmp.path().join("scratch");
         std::fs::create_dir_all(&scratch).unwrap();
         let mut w = HostWorker {
             root: root.display().to_string(),
             scratch: scratch.display().to_string(),
         };
-        let m = Maven::new();
+        let m = Maven {
+            fast: fast_path,
+            build_cache: Some(tmp.path().join("build-cache").display().to_string()),
+            ..Maven::new()
+        };
         let budget = RunBudget {
             wall: Duration::from_secs(300),
             cpu: Some(Duration::from_secs(200)),
         };
 
-        let t = std::time::Instant::now();
+        if fast_path {
+            // The once-per-commit build, measured apart from the runs.
+            let (t, c) = (std::time::Instant::now(), children_cpu());
+            let s = w.scratch.clone();
+            assert!(m.fast_setup(&mut w, &s).unwrap().is_some());
+            eprintln!(
+                "fast-path build: {:?} wall, {:.1}s CPU",
+                t.elapsed(),
+                children_cpu() - c
+            );
+        }
+        let (t, c) = (std::time::Instant::now(), children_cpu());
         let all = m.run(&mut w, "all", None, budget).unwrap();
-        eprintln!("whole suite: {} in {:?}", all.summary(), t.elapsed());
+        eprintln!(
+            "whole suite: {} in {:?} wall, {:.1}s CPU (run {:?})",
+            all.summary(),
+            t.elapsed(),
+            children_cpu() - c,
+            all.cpu_s
+        );
+        assert_eq!(took_fast_path(&mut w), fast_path);
+        assert_eq!(all.results.len(), 82, "{:?}", all.results.keys());
         assert_eq!(all.anomaly, None, "{}", all.summary());
         assert!(all.results.len() >= 60);
         assert!(all.results.values().all(|r| r.status == TestStatus::Passed));
@@ -727,6 +978,21 @@ mod tests {
             "dev.sweforge.javashelf.IsbnTest#validatesIsbn10".to_string(),
             "dev.sweforge.javashelf.IsbnTest#noSuchTest".to_string(),
         ];
+        let three = [
+            wanted[0].clone(),
+            wanted[1].clone(),
+            "dev.sweforge.javashelf.CatalogTest#duplicateIsbnIsRejected".to_string(),
+        ];
+        let (t, c) = (std::time::Instant::now(), children_cpu());
+        let sel = m.run(&mut w, "three", Some(&three), budget).unwrap();
+        eprintln!(
+            "3-test selection: {} in {:?} wall, {:.1}s CPU",
+            sel.summary(),
+            t.elapsed(),
+            children_cpu() - c
+        );
+        assert_eq!(took_fast_path(&mut w), fast_path);
+        assert_eq!(sel.results.len(), 3, "{:?}", sel.results);
         let some = m.run(&mut w, "some", Some(&wanted), budget).unwrap();
         eprintln!("selection: {}", some.summary());
         assert_eq!(some.results.len(), 3, "{:?}", some.results);
@@ -746,6 +1012,7 @@ mod tests {
         eprintln!("mutant: {} {:?}", killed.summary(), killed.results);
         assert_eq!(killed.status(&wanted[0]), TestStatus::Failed);
         assert_eq!(killed.anomaly, None);
+        assert_eq!(took_fast_path(&mut w), fast_path);
 
         std::fs::write(
             &loan,
@@ -755,7 +1022,15 @@ mod tests {
         let broken = m.run(&mut w, "broken", Some(&wanted[..1]), budget).unwrap();
         eprintln!("compile error: {:?}", broken.anomaly);
         assert!(is_compile_error(&broken), "{:?}", broken.anomaly);
+        assert!(
+            broken.anomaly.as_deref().unwrap().starts_with(
+                "compile error: main sources: src/main/java/dev/sweforge/javashelf/Loan.java:["
+            ),
+            "{:?}",
+            broken.anomaly
+        );
         assert_eq!(broken.status(&wanted[0]), TestStatus::Missing);
+        assert_eq!(took_fast_path(&mut w), fast_path);
         std::fs::write(&loan, &clean).unwrap();
 
         let t = std::time::Instant::now();
@@ -768,6 +1043,7 @@ mod tests {
             t.elapsed()
         );
         assert_eq!(run.anomaly, None);
+        assert_eq!(took_fast_path(&mut w), fast_path);
         assert_eq!(map.tests.len(), all.results.len());
         let covering =
             map.tests_covering("src/main/java/dev/sweforge/javashelf/Loan.java", 127, 131);
