@@ -1,8 +1,10 @@
 {#- A base image finished from a pulled Debian image, where a registry answers (rendered by
     src/sandbox/image.rs; offline, debootstrap makes the same image: same packages, same test
-    user, same directories). -#}
+    user, same directories). `packages` is the language's whole list (BaseRecipe); the slim
+    image leaves out /usr/share/man, where the JDK's postinst makes alternatives links. -#}
 FROM {{ from }}
-RUN apt-get update \
+RUN mkdir -p /usr/share/man/man1 \
+ && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends {{ packages }} \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid {{ uid }} {{ user }} \

@@ -119,8 +119,18 @@ mod tests {
         assert!(b.candidates >= 4, "{b:?}");
         assert!(b.seconds > 0.0 && b.candidates_per_s > 0.0);
 
+        write(
+            "src/test/java/ATest.java",
+            "class ATest { int f() { return 1; } }\n",
+        );
+        let java = mutate_dir(dir.path(), Some(Language::Java)).unwrap();
+        assert_eq!((java.files, java.lines, java.candidates), (1, 1, 1));
+
         let all = mutate_dir(dir.path(), None).unwrap();
-        assert_eq!((all.files, all.candidates), (3, b.candidates));
+        assert_eq!(
+            (all.files, all.candidates),
+            (3, b.candidates + java.candidates)
+        );
         let json = serde_json::to_value(&all).unwrap();
         for key in [
             "files",

@@ -353,7 +353,49 @@ fn collect_facts(root: Node<'_>, src: &str, syn: &dyn Syntax) -> Facts {
     visit(root, true, true, &mut scopes, &mut facts, src, syn);
     facts.functions.sort_by_key(|f| f.body);
     exclude_script_code(root, src, syn, &mut facts);
+    exclude_subtrees(root, src, syn, &mut facts);
     facts
+}
+
+/// Subtrees no edit may touch inside function bodies (Java annotations): only bodies that
+/// hold the language's marker byte are walked.
+fn exclude_subtrees(root: Node<'_>, src: &str, syn: &dyn Syntax, facts: &mut Facts) {
+    let Some(marker) = syn.excluded_subtree_marker() else {
+        return;
+    };
+    let mut walked_to = 0;
+    let mut found = Vec::new();
+    for f in &facts.functions {
+        let (start, end) = f.body;
+        if end <= walked_to || !src.as_bytes()[start..end].contains(&marker) {
+            continue; // nested in a body already walked, or nothing to find
+        }
+        walked_to = end;
+        let Some(body) = root.descendant_for_byte_range(start, end) else {
+            continue;
+        };
+        let mut cursor = body.walk();
+        'walk: loop {
+            let n = cursor.node();
+            if syn.is_excluded_subtree(n.kind()) {
+                found.push((n.start_byte(), n.end_byte()));
+            } else if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.node().id() == body.id() {
+                    break 'walk;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+    }
+    facts.excluded.extend(found);
 }
 
 /// Record the functions (with qualified names) and the docstrings under `node`.
@@ -551,6 +593,7 @@ fn enumerate_text(
         lines: &lines,
         tree: &tree,
         scratch: String::new(),
+        lang,
     };
     let mut out = Vec::new();
     for (ri, e) in &edits {
@@ -593,8 +636,15 @@ fn enumerate_text(
     Ok(out)
 }
 
-/// Every rule's edits inside `range`, minus no-ops and excluded code, in (start, end, rule
-/// id) order.
+/// How deep in a tree a match may start. Hand-written code stays far above it; generated
+/// tables do not (`sun/nio/cs/GB18030.java` in the JDK holds a string concatenation of
+/// thousands of terms, a binary-expression chain thousands of levels deep), and a query
+/// cursor keeps a partial match per level of such a chain alive while it walks down it, which
+/// made that one file take 14 s of CPU (quadratic in the depth).
+const MAX_START_DEPTH: u32 = 64;
+
+/// Every rule's edits inside `range` (matches starting at most [`MAX_START_DEPTH`] levels
+/// down), minus no-ops and excluded code, in (start, end, rule id) order.
 fn collect_edits<'t>(
     root: Node<'t>,
     src: &str,
@@ -608,6 +658,7 @@ fn collect_edits<'t>(
     let mut buf = Vec::new();
     let mut cursor = QueryCursor::new();
     cursor.set_byte_range(range);
+    cursor.set_max_start_depth(Some(MAX_START_DEPTH));
     let Some(query) = set.query() else {
         return edits;
     };
@@ -703,6 +754,8 @@ enum Verdict {
 
 struct Checker<'a> {
     parser: &'a mut Parser,
+    /// The language, part of every cached piece's key (pieces of two languages can be equal).
+    lang: Language,
     src: &'a str,
     syn: &'a dyn Syntax,
     lines: &'a Lines,
@@ -893,6 +946,7 @@ impl Checker<'_> {
     /// and compare the result with `shape`. Outcomes are cached by text.
     fn parse_piece(&mut self, pieces: &[&str], wrapped: bool, shape: Shape<'_>) -> Parsed {
         self.scratch.clear();
+        self.scratch.push_str(self.lang.name());
         match shape {
             Shape::Statement { line_start: true } => self.scratch.push('S'),
             Shape::Statement { line_start: false } => self.scratch.push('s'),
@@ -910,6 +964,9 @@ impl Checker<'_> {
         }
         for p in pieces {
             self.scratch.push_str(p);
+        }
+        if matches!(shape, Shape::Expression { .. }) {
+            self.scratch.push_str(self.syn.expression_suffix());
         }
         if let Some(p) = PIECES.with(|c| c.borrow().get(self.scratch.as_str()).copied()) {
             return p;
@@ -967,10 +1024,24 @@ impl Checker<'_> {
         };
         match shape {
             Shape::Statement { line_start } => {
-                line_start || self.syn.is_simple_statement(stmt.kind())
+                // At the start of a line, any statement fits where indentation decides (Python);
+                // elsewhere, and in languages without it, only statements the language lists.
+                (line_start && self.syn.indent_wrapper().is_some())
+                    || self.syn.is_simple_statement(stmt.kind())
             }
             Shape::Expression { kind } => {
                 if stmt.kind() != "expression_statement" {
+                    return false;
+                }
+                // Nothing else at the top, not even an anonymous empty statement (`x;;` in
+                // Java, `x;` in Python): the piece must be one expression and its terminator.
+                let mut c = tree.root_node().walk();
+                let top = tree
+                    .root_node()
+                    .children(&mut c)
+                    .filter(|x| !self.syn.is_comment(x.kind()))
+                    .count();
+                if top != 1 {
                     return false;
                 }
                 let mut c = stmt.walk();
@@ -1613,6 +1684,205 @@ examples:
         );
     }
 
+    const TRICKY_JAVA: &str = r#"package p;
+
+import java.util.*;
+import java.util.function.*;
+
+public class Tricky<T extends Comparable<T>> {
+    private final Map<String, List<Integer>> index = new HashMap<>();
+
+    @SuppressWarnings("unchecked")
+    <U> U cast(Object o) {
+        return (U) o;
+    }
+
+    int generics(List<? extends Number> xs, int n) {
+        List<Map<String, int[]>> deep = new ArrayList<>();
+        int a = n < 3 ? n : (n >> 2) + xs.size();
+        boolean b = a < n && n > a || a >= (n << 1);
+        if (a < n) a++; else if (a > n) --a; else a = -a;
+        for (int i = 0, j = n - 1; i < j; i++, j--) {
+            a += xs.get(i).intValue() * j % 7;
+        }
+        label:
+        while (true) {
+            do {
+                a--;
+            } while (a > 10);
+            if (a < 0) break label;
+            continue label;
+        }
+        return b ? a : -a;
+    }
+
+    String switches(Object o, int k) {
+        String s = switch (k) {
+            case 1, 2 -> "small";
+            case 3 -> {
+                yield "three";
+            }
+            default -> throw new IllegalArgumentException("k=" + k);
+        };
+        switch (k) {
+            case 0:
+                s += "zero";
+                break;
+            case 1: {
+                s = s.trim();
+                break;
+            }
+            default:
+                s = s.isEmpty() ? "e" : s;
+        }
+        if (o instanceof String str && !str.isEmpty()) {
+            return str + s;
+        }
+        return """
+            text %s
+            """.formatted(s);
+    }
+
+    Runnable anon(final int[] arr) {
+        Runnable r = new Runnable() {
+            @Override
+            public void run() {
+                arr[0] = arr[arr.length - 1];
+            }
+        };
+        Function<Integer, Integer> f = x -> x + 1;
+        BiFunction<Integer, Integer, Integer> g = (x, y) -> { return x * y; };
+        Supplier<List<String>> sup = ArrayList::new;
+        try (var in = new java.io.StringReader("x")) {
+            in.read();
+        } catch (java.io.IOException | RuntimeException e) {
+            throw new IllegalStateException(e);
+        } finally {
+            arr[0]++;
+        }
+        synchronized (this) {
+            assert arr.length > 0 : "empty";
+        }
+        int[][] grid = new int[3][arr.length];
+        char c = 'x';
+        long big = 1_000L + 0x1F;
+        return f.apply(1) > 1 && g.apply(2, 3).equals(6) ? r : () -> {};
+    }
+
+    record Pair(int a, int b) {
+        Pair {
+            if (a > b) throw new IllegalArgumentException();
+        }
+        int sum() { return a + b; }
+    }
+
+    enum Op {
+        ADD { int apply(int a, int b) { return a + b; } };
+        abstract int apply(int a, int b);
+        static Op of(String s) { return s.equals("+") ? ADD : null; }
+    }
+}
+"#;
+
+    fn java_parses_cleanly(text: &str) -> bool {
+        let mut p = Parser::new();
+        p.set_language(&Language::Java.grammar()).unwrap();
+        !p.parse(text, None).unwrap().root_node().has_error()
+    }
+
+    #[test]
+    fn the_java_check_agrees_with_full_parses() {
+        let breaking = load_str(
+            "breaking.yaml",
+            r#"
+id: java-breaking
+language: java
+category: logic
+description: Puts awkward text where code was.
+issue_hints: [broken]
+query: |
+  [(identifier) (decimal_integer_literal) (binary_expression) (method_invocation) (return_statement) (expression_statement) (block) (if_statement) (ternary_expression) (lambda_expression) (argument_list)] @target
+rewrite: {action: replace, text: ["(", "a b", "x ? y : z", "!x", "() -> 0", ";", "1\n", ")", "else", "{", "x = 1", "int x", "a < b > c", "return;", "}", "{}", "(a, b)", "new int[0]", "x -> y", "case 1:"]}
+examples:
+  - {before: "class A { int f(int a) { return a; } }", after: "class A { int f(int a) { return () -> 0; } }"}
+"#,
+        )
+        .unwrap();
+        assert!(java_parses_cleanly(TRICKY_JAVA));
+        let mut rules = load_embedded(Language::Java).unwrap();
+        rules.push(breaking);
+        let active: Vec<&Mutator> = rules.iter().collect();
+        let set = RuleSet::of(&active).unwrap();
+        let src = TRICKY_JAVA;
+        let (mut accepted, mut rejected) = (0, 0);
+        with_parser(Language::Java, |parser| {
+            let tree = parser.parse(src, None).unwrap();
+            let root = tree.root_node();
+            let syn = Language::Java.syntax();
+            let facts = collect_facts(root, src, syn);
+            let edits = collect_edits(root, src, syn, &set, &active, &facts, 0..src.len());
+            let lines = Lines::new(src);
+            let mut checker = Checker {
+                parser,
+                src,
+                syn,
+                lines: &lines,
+                tree: &tree,
+                scratch: String::new(),
+                lang: Language::Java,
+            };
+            let mut seen = HashSet::new();
+            for (ri, e) in &edits {
+                let Some(func) = facts.innermost(e.anchor.start_byte(), e.anchor.end_byte()) else {
+                    continue;
+                };
+                let (cs, ce, crep) = canonical(src, e);
+                if !seen.insert(*edit_hash("T.java", &[0; 32], cs, ce, crep).as_bytes()) {
+                    continue;
+                }
+                let ours = checker.check(e, func.node_id);
+                let buggy = format!("{}{}{}", &src[..e.start], e.text, &src[e.end..]);
+                assert_eq!(
+                    ours,
+                    java_parses_cleanly(&buggy),
+                    "{} at line {}: `{}` -> `{}`",
+                    active[*ri].id,
+                    lines.line_of(e.start) + 1,
+                    &src[e.start..e.end],
+                    e.text
+                );
+                if ours {
+                    accepted += 1
+                } else {
+                    rejected += 1
+                }
+            }
+        });
+        assert!(
+            accepted > 300 && rejected > 300,
+            "accepted {accepted}, rejected {rejected}"
+        );
+        let cands = enumerate_source(
+            "src/main/java/p/Tricky.java",
+            TRICKY_JAVA.as_bytes(),
+            Language::Java,
+            &load_embedded(Language::Java).unwrap(),
+        )
+        .unwrap();
+        let functions: HashSet<&str> = cands.iter().map(|c| c.function.as_str()).collect();
+        for f in [
+            "Tricky.generics",
+            "Tricky.switches",
+            "Tricky.anon",
+            "Tricky.Pair.Pair",
+            "Tricky.Pair.sum",
+            "Tricky.Op.of",
+        ] {
+            assert!(functions.contains(f), "no candidate in {f}: {functions:?}");
+        }
+        assert!(!functions.contains("Tricky.cast") || cands.iter().all(|c| c.line_range.0 != 10));
+    }
+
     const TRICKY: &str = r#"import os
 
 
@@ -1719,6 +1989,7 @@ examples:
                 lines: &lines,
                 tree: &tree,
                 scratch: String::new(),
+                lang: Language::Python,
             };
             let mut seen = HashSet::new();
             for (ri, e) in &edits {

@@ -26,6 +26,9 @@
 //! that would be empty), `delete_item` (removes an element of a comma-separated list with its
 //! separator), `swap` (`captures: [a, b]`), `negate` (wraps in `not (...)`, or unwraps a
 //! leading `not`), `int_shift` (`deltas: [1, -1]`; never makes a literal negative).
+//! `replace` and `template` take `parenthesize: true`: the new text goes in parentheses where
+//! the replaced node's slot needs them ([`Syntax::needs_parens`]). Queries may also use
+//! `#kind?`/`#not-kind?` and `#return-type?` (see `PREDICATES`).
 //!
 //! Rules are deserialized into plain structs, then compiled (the query for the language,
 //! the captures the rewrite names, the action's parameters) and checked against their own
@@ -68,8 +71,11 @@ pub const ACTIONS: &[&str] = &[
 ];
 
 /// The predicates a query may use: tree-sitter's text predicates (evaluated while matching),
-/// and `#kind?`/`#not-kind?` (`(#not-kind? @x comment keyword_argument)`: the node kinds a
-/// capture may or may not have, checked on each match; queries cannot negate a node type).
+/// `#kind?`/`#not-kind?` (`(#not-kind? @x comment keyword_argument)`: the node kinds a
+/// capture may or may not have, checked on each match; queries cannot negate a node type),
+/// and `#return-type?` (`(#return-type? @x reference)`: the declared return type of the
+/// function that a `return` at the capture leaves is of one of the given classes, see
+/// [`RETURN_TYPES`]; an unknown type, as in a lambda, satisfies none).
 const PREDICATES: &[&str] = &[
     "eq?",
     "not-eq?",
@@ -79,7 +85,12 @@ const PREDICATES: &[&str] = &[
     "not-any-of?",
     "kind?",
     "not-kind?",
+    "return-type?",
 ];
+
+/// The classes of declared return types `#return-type?` tells apart (see
+/// [`Syntax::return_type_class`]).
+pub const RETURN_TYPES: &[&str] = &["void", "boolean", "numeric", "reference"];
 
 /// A rule that cannot be loaded. Every message names the file and, where there is one, the key.
 #[derive(Debug, thiserror::Error)]
@@ -263,7 +274,7 @@ impl RuleSet {
         out: &mut Vec<Edit<'t>>,
     ) -> usize {
         let rule = self.pattern_rule[m.pattern_index];
-        if !self.kinds_hold(m) {
+        if !self.predicates_hold(m, syntax) {
             return rule;
         }
         let cx = Captures {
@@ -280,23 +291,33 @@ impl RuleSet {
 }
 
 impl RuleSet {
-    /// Whether the match satisfies its pattern's `#kind?`/`#not-kind?` predicates.
-    fn kinds_hold(&self, m: &QueryMatch<'_, '_>) -> bool {
+    /// Whether the match satisfies its pattern's `#kind?`/`#not-kind?`/`#return-type?`
+    /// predicates.
+    fn predicates_hold(&self, m: &QueryMatch<'_, '_>, syntax: &dyn Syntax) -> bool {
         let Some(query) = self.query() else {
             return true;
         };
         query.general_predicates(m.pattern_index).iter().all(|p| {
-            let positive = &*p.operator == "kind?";
-            let [QueryPredicateArg::Capture(index), kinds @ ..] = &p.args[..] else {
+            let [QueryPredicateArg::Capture(index), names @ ..] = &p.args[..] else {
                 return true;
             };
-            m.captures.iter().filter(|c| c.index == *index).all(|c| {
-                let kind = c.node.kind();
-                kinds
+            let listed = |name: &str| {
+                names
                     .iter()
-                    .any(|k| matches!(k, QueryPredicateArg::String(k) if &**k == kind))
-                    == positive
-            })
+                    .any(|k| matches!(k, QueryPredicateArg::String(k) if &**k == name))
+            };
+            let mut nodes = m.captures.iter().filter(|c| c.index == *index);
+            match &*p.operator {
+                "return-type?" => nodes.all(|c| {
+                    syntax
+                        .return_type_class(c.node)
+                        .is_some_and(|class| listed(class))
+                }),
+                op => {
+                    let positive = op == "kind?";
+                    nodes.all(|c| listed(c.node.kind()) == positive)
+                }
+            }
         })
     }
 }
@@ -373,6 +394,8 @@ struct RewriteSpec {
     template: Option<OneOrMany>,
     #[serde(default)]
     deltas: Option<Vec<i64>>,
+    #[serde(default)]
+    parenthesize: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -405,10 +428,12 @@ enum Rewrite {
     Replace {
         capture: u32,
         with: Replacement,
+        parens: bool,
     },
     Template {
         capture: u32,
         templates: Vec<Vec<Piece>>,
+        parens: bool,
     },
     DeleteStatement {
         capture: u32,
@@ -473,7 +498,11 @@ impl Rewrite {
         out: &mut Vec<Edit<'t>>,
     ) {
         match self {
-            Rewrite::Replace { capture, with } => {
+            Rewrite::Replace {
+                capture,
+                with,
+                parens,
+            } => {
                 for node in m.all(*capture) {
                     let texts = match with {
                         Replacement::Texts(t) => t,
@@ -482,10 +511,15 @@ impl Rewrite {
                             None => continue,
                         },
                     };
-                    out.extend(texts.iter().map(|t| replace(node, t.clone())));
+                    let wrap = *parens && syntax.needs_parens(node);
+                    out.extend(texts.iter().map(|t| replace(node, parenthesized(t, wrap))));
                 }
             }
-            Rewrite::Template { capture, templates } => {
+            Rewrite::Template {
+                capture,
+                templates,
+                parens,
+            } => {
                 for node in m.all(*capture) {
                     'template: for pieces in templates {
                         let mut text = String::new();
@@ -498,7 +532,8 @@ impl Rewrite {
                                 },
                             }
                         }
-                        out.push(replace(node, text));
+                        let wrap = *parens && syntax.needs_parens(node);
+                        out.push(replace(node, parenthesized(&text, wrap)));
                     }
                 }
             }
@@ -554,6 +589,15 @@ impl Rewrite {
                 }
             }
         }
+    }
+}
+
+/// `text`, in parentheses when `wrap`.
+fn parenthesized(text: &str, wrap: bool) -> String {
+    if wrap {
+        format!("({text})")
+    } else {
+        text.to_string()
     }
 }
 
@@ -883,6 +927,35 @@ fn compile(file: &str, spec: RuleSpec) -> Result<Mutator, MutatorError> {
                 }
                 continue;
             }
+            if &*p.operator == "return-type?" {
+                let [QueryPredicateArg::Capture(_), classes @ ..] = &p.args[..] else {
+                    return Err(bad(
+                        "query",
+                        "#return-type? takes a capture, then type classes".into(),
+                    ));
+                };
+                if classes.is_empty() {
+                    return Err(bad(
+                        "query",
+                        "#return-type? takes a capture, then type classes".into(),
+                    ));
+                }
+                for c in classes {
+                    match c {
+                        QueryPredicateArg::String(c) if RETURN_TYPES.contains(&&**c) => {}
+                        _ => {
+                            return Err(bad(
+                                "query",
+                                format!(
+                                    "#return-type? takes type classes after the capture: {}",
+                                    RETURN_TYPES.join(", ")
+                                ),
+                            ))
+                        }
+                    }
+                }
+                continue;
+            }
             return Err(bad(
                 "query",
                 format!(
@@ -955,8 +1028,8 @@ fn compile_rewrite(
         ));
     };
     let allowed: &[&str] = match action {
-        "replace" => &["capture", "text", "map"],
-        "template" => &["capture", "template"],
+        "replace" => &["capture", "text", "map", "parenthesize"],
+        "template" => &["capture", "template", "parenthesize"],
         "swap" => &["captures"],
         "int_shift" => &["capture", "deltas"],
         _ => &["capture"],
@@ -968,6 +1041,7 @@ fn compile_rewrite(
         ("map", spec.map.is_some()),
         ("template", spec.template.is_some()),
         ("deltas", spec.deltas.is_some()),
+        ("parenthesize", spec.parenthesize.is_some()),
     ];
     for (key, is_present) in present {
         if is_present && !allowed.contains(&key) {
@@ -990,6 +1064,7 @@ fn compile_rewrite(
         )
     };
 
+    let parens = spec.parenthesize.unwrap_or(false);
     let rewrite = match action {
         "replace" => {
             let capture = target()?;
@@ -1031,7 +1106,11 @@ fn compile_rewrite(
                     Replacement::Map(compiled)
                 }
             };
-            Rewrite::Replace { capture, with }
+            Rewrite::Replace {
+                capture,
+                with,
+                parens,
+            }
         }
         "template" => {
             let capture = target()?;
@@ -1054,6 +1133,7 @@ fn compile_rewrite(
             Rewrite::Template {
                 capture,
                 templates: compiled,
+                parens,
             }
         }
         "delete_statement" => Rewrite::DeleteStatement { capture: target()? },
@@ -1251,7 +1331,284 @@ examples:
             }
         }
         assert!(examples >= rules.len());
-        assert!(load_embedded(Language::Java).unwrap().is_empty());
+    }
+
+    const JAVA: &str = r#"package p;
+
+import java.util.*;
+
+@Config(limit = 1 + 2)
+public class Shop {
+    static final int MAX = 10 < 20 ? 1 : 2;
+    private final List<String> items = new ArrayList<>();
+    private int count = MAX - 1;
+    private final Runnable hook = () -> { if (MAX > 3) { System.gc(); } };
+
+    static {
+        int x = 1;
+        x++;
+    }
+
+    @Deprecated(since = "1" + "2")
+    public Shop(int n) {
+        if (n < 0) {
+            throw new IllegalArgumentException("n");
+        }
+        count = n;
+        items.clear();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (o == this) return true;
+        if (!(o instanceof Shop)) {
+            return false;
+        }
+        Shop s = (Shop) o;
+        return count == s.count && items.equals(s.items);
+    }
+
+    String find(String name, int start) {
+        @SuppressWarnings(value = "unchecked") List<String> l = items;
+        for (int i = start; i < l.size(); i++) {
+            String it = l.get(i);
+            if (it.equals(name)) {
+                return it;
+            }
+        }
+        return name.isEmpty() ? null : name.trim();
+    }
+
+    int total(int[] prices) {
+        int sum = 0;
+        int seen = 0;
+        for (int p : prices) {
+            sum += p * 2;
+            seen++;
+        }
+        switch (seen) {
+            case 0:
+                sum = -1;
+                break;
+            case 1:
+                sum = sum / 2;
+                break;
+            default:
+                sum = Math.max(sum, seen);
+        }
+        try {
+            check(sum, seen);
+        } catch (IllegalStateException e) {
+            throw new RuntimeException(e);
+        }
+        while (sum > 100 || seen < 0) {
+            sum -= 10;
+        }
+        if (sum >= 5) {
+            sum = sum % 7;
+        } else {
+            sum = Objects.equals(sum, seen) ? 1 : 0;
+        }
+        return sum + 1;
+    }
+
+    void check(int a, int b) {
+        if (a == b) {
+            throw new IllegalStateException();
+        }
+    }
+}
+"#;
+
+    fn java_parses_cleanly(text: &str) -> bool {
+        let mut p = tree_sitter::Parser::new();
+        p.set_language(&Language::Java.grammar()).unwrap();
+        !p.parse(text, None).unwrap().root_node().has_error()
+    }
+
+    #[test]
+    fn embedded_java_rules_cover_every_category_and_their_examples_hold() {
+        let rules = load_embedded(Language::Java).unwrap();
+        assert!(rules.len() >= 14, "only {} rules", rules.len());
+        for cat in CATEGORIES {
+            assert!(
+                rules.iter().any(|r| r.category == *cat),
+                "no Java rule for {cat}"
+            );
+        }
+        for rule in &rules {
+            assert!(rule.id.starts_with("java-"), "{}", rule.id);
+            assert!(!rule.issue_hints.is_empty());
+            assert!(!rule.examples().is_empty());
+            for ex in rule.examples() {
+                let cands = enumerate_source(
+                    "Example.java",
+                    ex.before.as_bytes(),
+                    Language::Java,
+                    std::slice::from_ref(rule),
+                )
+                .unwrap();
+                assert!(
+                    cands.iter().any(|c| c.apply(&ex.before) == ex.after),
+                    "{}: example does not hold:\n{}",
+                    rule.id,
+                    ex.before
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn java_rules_fire_in_method_bodies_only_and_every_edit_parses() {
+        let rules = load_embedded(Language::Java).unwrap();
+        let cands = enumerate_source(
+            "src/main/java/p/Shop.java",
+            JAVA.as_bytes(),
+            Language::Java,
+            &rules,
+        )
+        .unwrap();
+        // Every rule fires somewhere in this file.
+        for rule in &rules {
+            assert!(
+                cands.iter().any(|c| c.mutator == rule.id),
+                "{} makes no candidate",
+                rule.id
+            );
+        }
+        let line_of = |needle: &str| JAVA[..JAVA.find(needle).unwrap()].matches('\n').count() + 1;
+        let first_body = line_of("    public Shop(int n)");
+        let annotation = line_of("@SuppressWarnings");
+        for c in &cands {
+            let buggy = c.apply(JAVA);
+            assert!(
+                java_parses_cleanly(&buggy),
+                "{} {:?} -> {:?}",
+                c.mutator,
+                c.before,
+                c.after
+            );
+            assert!(
+                c.line_range.0 > first_body,
+                "{} outside a method body at line {}: {:?}",
+                c.mutator,
+                c.line_range.0,
+                c.before
+            );
+            assert_ne!(c.line_range.0, annotation, "{} in an annotation", c.mutator);
+            assert!(
+                [
+                    "Shop.Shop",
+                    "Shop.equals",
+                    "Shop.find",
+                    "Shop.total",
+                    "Shop.check"
+                ]
+                .contains(&c.function.as_str()),
+                "{}",
+                c.function
+            );
+        }
+        let has = |id: &str, before: &str, after: &str| {
+            cands
+                .iter()
+                .any(|c| c.mutator == id && c.before == before && c.after == after)
+        };
+        // Wrong returns follow the declared type.
+        assert!(has("java-return-null", "it", "null"));
+        assert!(has("java-return-zero", "sum + 1", "0"));
+        assert!(!cands
+            .iter()
+            .any(|c| c.mutator == "java-return-null" && c.function == "Shop.total"));
+        assert!(!cands
+            .iter()
+            .any(|c| c.mutator == "java-return-zero" && c.function == "Shop.find"));
+        // `!x.equals(y)`-like slots get parentheses, others do not.
+        assert!(has(
+            "java-equals-to-identity",
+            "it.equals(name)",
+            "it == name"
+        ));
+        assert!(has(
+            "java-equals-to-identity",
+            "Objects.equals(sum, seen)",
+            "sum == seen"
+        ));
+        assert!(has(
+            "java-equals-to-identity",
+            "items.equals(s.items)",
+            "items == s.items"
+        ));
+        // The last `break` of a switch, and the only statement of a block, stay.
+        assert_eq!(
+            cands
+                .iter()
+                .filter(|c| c.mutator == "java-switch-fallthrough")
+                .count(),
+            2
+        );
+        assert!(!cands
+            .iter()
+            .any(|c| c.mutator == "java-remove-call" && c.before.contains("check(sum")));
+    }
+
+    #[test]
+    fn return_types_come_from_the_enclosing_method_not_a_lambda() {
+        let rules: Vec<Mutator> = load_embedded(Language::Java)
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.category == "wrong-return")
+            .collect();
+        let src = "class L {\n    java.util.function.Supplier<String> s(String x) {\n        java.util.function.IntSupplier f = () -> { return 1; };\n        return () -> x;\n    }\n    int[] a() { return new int[0]; }\n    void v() { return; }\n}\n";
+        let cands = enumerate_source("L.java", src.as_bytes(), Language::Java, &rules).unwrap();
+        let got: Vec<(&str, &str)> = cands
+            .iter()
+            .map(|c| (c.before.as_str(), c.after.as_str()))
+            .collect();
+        assert_eq!(got, [("() -> x", "null"), ("new int[0]", "null")]);
+    }
+
+    #[test]
+    fn java_predicates_and_parenthesize_are_checked_at_load() {
+        let rule = |query: &str, rewrite: &str| {
+            format!(
+                "id: java-t\nlanguage: java\ncategory: logic\ndescription: t\nissue_hints: [t]\nquery: |\n  {query}\nrewrite: {rewrite}\nexamples:\n  - before: \"class A {{ boolean f(Object a) {{ return a.equals(a); }} }}\"\n    after: \"class A {{ boolean f(Object a) {{ return !(a == a); }} }}\"\n"
+            )
+        };
+        let bad = load_str(
+            "java-t.yaml",
+            &rule(
+                "((return_statement (_) @target) (#return-type? @target text))",
+                "{action: replace, text: x}",
+            ),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            bad.contains("key `query`") && bad.contains("#return-type?"),
+            "{bad}"
+        );
+        let bad = load_str(
+            "java-t.yaml",
+            &rule(
+                "(ternary_expression consequence: (_) @a alternative: (_) @b)",
+                "{action: swap, captures: [a, b], parenthesize: true}",
+            ),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(bad.contains("key `rewrite.parenthesize`"), "{bad}");
+        // `parenthesize` wraps where the slot needs it: under `!` here.
+        let ok = rule(
+            "((unary_expression operand: (method_invocation object: (_) @l arguments: (argument_list (_) @r)) @target))",
+            "{action: template, template: \"{{l}} == {{r}}\", parenthesize: true}",
+        );
+        let src = "class A { boolean f(Object a) { return !a.equals(a); } }";
+        let ok = ok.replace("return a.equals(a);", "return !a.equals(a);");
+        let m = load_str("java-t.yaml", &ok).unwrap();
+        let cands = enumerate_source("A.java", src.as_bytes(), Language::Java, &[m]).unwrap();
+        assert_eq!(cands.len(), 1);
+        assert_eq!(cands[0].after, "(a == a)");
     }
 
     #[test]

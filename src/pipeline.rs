@@ -12,6 +12,7 @@ use crate::runner::maven::Maven;
 use crate::runner::pytest::Pytest;
 use crate::runner::TestRunner;
 use crate::sandbox::docker::DockerSandbox;
+use crate::sandbox::image;
 use crate::sandbox::local::LocalSandbox;
 use crate::sandbox::{Environment, Limits, Sandbox};
 use crate::seed::{self, Manifest};
@@ -58,11 +59,6 @@ fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Pipeline
     let context = context.into();
     move |source| PipelineError::Io { context, source }
 }
-
-/// Where the Java image keeps swe-forge's compiled coverage helpers and the Maven settings
-/// for Debian's offline repository (see `dockerfiles/java-maven.Dockerfile`).
-const JAVA_HELPERS_DIR: &str = "/opt/swe-forge/java";
-const JAVA_MAVEN_SETTINGS: &str = "/opt/swe-forge/maven-settings.xml";
 
 /// Everything `run` needs to know.
 #[derive(Clone, Debug)]
@@ -230,11 +226,11 @@ fn make_runner(cfg: &RunConfig, repo: &Repo, sandbox: &str) -> (Box<dyn TestRunn
         Language::Java => {
             let mut m = Maven::new();
             if sandbox == "docker" {
-                // The image carries the compiled coverage helpers and the offline settings;
-                // the clean build lives in the container's /tmp (a tmpfs that resets leave).
-                m.helpers = Some(JAVA_HELPERS_DIR.to_string());
-                m.settings = Some(JAVA_MAVEN_SETTINGS.to_string());
-                m.build_cache = Some("/tmp/swe-forge-build".to_string());
+                // The image carries the compiled coverage helpers, the offline settings and
+                // the clean build of the commit (outside /testbed, which resets leave alone).
+                m.helpers = Some(image::JAVA_HELPERS_DIR.to_string());
+                m.settings = Some(image::JAVA_MAVEN_SETTINGS.to_string());
+                m.build_cache = Some(image::JAVA_BUILD_CACHE.to_string());
             } else {
                 // Outside the worker's scratch directory, which is emptied between candidates.
                 m.build_cache = Some(cfg.cache.join("java-builds").display().to_string());

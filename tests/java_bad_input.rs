@@ -86,13 +86,24 @@ fn java_mutant_that_does_not_compile_is_a_compile_error() {
         })
         .map(str::to_string)
         .collect();
-    assert_eq!(wanted.len(), 2, "{}", String::from_utf8_lossy(&listed.stdout));
+    assert_eq!(
+        wanted.len(),
+        2,
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
     let cands = dir.path().join("cands.jsonl");
     std::fs::write(&cands, wanted.join("\n")).unwrap();
     let m = fixture_manifest(dir.path(), "java_compile_mutant");
     let out = bin()
         .env("TMPDIR", dir.path())
-        .args(["verify", m.to_str().unwrap(), "--sandbox", "local", "--json"])
+        .args([
+            "verify",
+            m.to_str().unwrap(),
+            "--sandbox",
+            "local",
+            "--json",
+        ])
         .args(["--jobs", "2", "--repeats", "1", "--baseline-repeats", "1"])
         .arg("--candidates")
         .arg(&cands)

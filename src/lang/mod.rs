@@ -167,6 +167,34 @@ pub trait Syntax: Sync {
     fn indent_wrapper(&self) -> Option<&'static str> {
         None
     }
+    /// Text that makes an expression parsed alone an expression statement (`;` in Java).
+    fn expression_suffix(&self) -> &'static str {
+        ""
+    }
+    /// The class (`void`, `boolean`, `numeric` or `reference`, see
+    /// [`crate::mutator::RETURN_TYPES`]) of the declared return type of the function that a
+    /// `return` at `node` leaves; `None` when the language does not declare it or it is not
+    /// known (a lambda, a function without a declared type).
+    fn return_type_class(&self, _node: tree_sitter::Node<'_>) -> Option<&'static str> {
+        None
+    }
+    /// Whether an expression replacing `node` must be parenthesized to keep its meaning in
+    /// `node`'s slot (the operand of a unary operator, the object of a call...), for rewrites
+    /// with `parenthesize: true`.
+    fn needs_parens(&self, _node: tree_sitter::Node<'_>) -> bool {
+        false
+    }
+    /// Whether no edit may touch a node of `kind` or anything under it (Java annotations
+    /// inside method bodies).
+    fn is_excluded_subtree(&self, _kind: &str) -> bool {
+        false
+    }
+    /// A byte the text of every excluded subtree contains (`@` for an annotation): function
+    /// bodies without it are not searched for excluded subtrees. `None` when the language
+    /// excludes none.
+    fn excluded_subtree_marker(&self) -> Option<u8> {
+        None
+    }
 }
 
 impl Language {

@@ -1,28 +1,44 @@
 //! Images for the Docker sandbox: a shared base image per language, and one image per
-//! repository built from `dockerfiles/<language>.Dockerfile` on top of it.
+//! repository built from a `dockerfiles/` template on top of it (`python.Dockerfile`,
+//! `java-maven.Dockerfile`).
 //!
-//! The base image (Debian bookworm with the language runtime, git, CA certificates and
-//! coreutils for `timeout`) is pulled and finished with `apt-get` where a registry answers;
-//! otherwise it is bootstrapped offline: `debootstrap --variant=minbase` into a directory, the
-//! directory packed into a tar (cached), and the tar imported as an image.
+//! A base image is Debian bookworm with what every container needs (python3 for the agent,
+//! git for the resets, CA certificates, coreutils for `timeout`, bash) and the language's
+//! toolchain ([`BaseRecipe`]). It is pulled and finished with `apt-get` where a registry
+//! answers; otherwise it is bootstrapped offline: `debootstrap --variant=minbase` into a
+//! directory, then (for the packages whose maintainer scripts need a working system: the JDK,
+//! `ca-certificates-java`, Maven) `apt-get install` inside that directory with `chroot` and
+//! /proc mounted, the directory packed into a tar (cached), and the tar imported as an image.
 //!
 //! Names and labels:
-//! - base: `swe-forge/python-base:bookworm-<12 hex>`, the hash of the suite, the package list
-//!   and the recipe; labels `swe-forge.kind=base`, `swe-forge.language=python`,
-//!   `swe-forge.source=debootstrap|registry`, `swe-forge.python=<X.Y>`.
-//! - repository: `swe-forge/<seed>:<12 hex>`, the hash of the template text, the base image id,
-//!   the commit, the install command, the test tools and the python path, so that an unchanged
-//!   repository is never rebuilt; labels `swe-forge.kind=repo`, `swe-forge.seed`,
+//! - base: `swe-forge/<language>-base:bookworm-<12 hex>`, the hash of the suite, the package
+//!   lists and the recipe; labels `swe-forge.kind=base`, `swe-forge.language=python|java`,
+//!   `swe-forge.source=debootstrap|registry`, and on bootstrapped images `swe-forge.suite` and
+//!   the runtime's version, `swe-forge.python=<X.Y>` or `swe-forge.java=<17.0.N>`.
+//! - Python repository: `swe-forge/<seed>:<12 hex>`, the hash of the template text, the base
+//!   image id, the commit, the install command, the test tools and the python path, so that an
+//!   unchanged repository is never rebuilt; labels `swe-forge.kind=repo`, `swe-forge.seed`,
 //!   `swe-forge.commit`, `swe-forge.language`, `swe-forge.base`, `swe-forge.pip-source`.
+//! - Java (Maven) repository: `swe-forge/<seed>:<12 hex>`, the hash of the template text, the
+//!   base image id, the commit, the coverage helpers' sources, the Maven settings, the JVM
+//!   options and the warm-up (fast-path setup) script; labels `swe-forge.kind=repo`, `swe-forge.seed`,
+//!   `swe-forge.commit`, `swe-forge.language=java`, `swe-forge.base`,
+//!   `swe-forge.build-system=maven`. The image holds the compiled coverage helpers at
+//!   [`JAVA_HELPERS_DIR`], the offline Maven settings at [`JAVA_MAVEN_SETTINGS`], and the
+//!   Maven runner's fast-path build of the commit in [`JAVA_BUILD_CACHE`]: the image build
+//!   runs the runner's own setup script (`mvn -o test-compile` on a `git archive` of the
+//!   commit), which doubles as the check that the project builds offline, then cleans the
+//!   tree (see `dockerfiles/java-maven.Dockerfile`).
 //!
 //! Python packages reach a repository image from the package index (the build container uses
 //! the host's CA bundle and proxy settings) or, when that fails, from a wheelhouse downloaded on
 //! the host and installed with `--no-index` (`SWE_FORGE_PIP_SOURCE=index|wheelhouse` forces
-//! one).
+//! one). Java projects resolve nothing from the network: Debian's Maven repository
+//! (`/usr/share/maven-repo`) is the local repository, and Maven runs offline.
 //!
 //! Cache layout (under the swe-forge cache directory):
-//! - `images/python-base-<key>.tar`: the bootstrapped root file system, imported again if the
-//!   image is removed;
+//! - `images/<language>-base-<key>.tar`: the bootstrapped root file system, imported again if
+//!   the image is removed;
 //! - `images/*.lock`: one process builds a given image at a time;
 //! - `wheelhouses/<seed>-<key>/`: wheels for the fallback.
 
@@ -31,6 +47,7 @@ use super::local::{copy_tree, PYTHON_TEST_TOOLS};
 use crate::lang::Language;
 use crate::lock::FileLock;
 use crate::repo::Repo;
+use crate::runner::maven;
 use crate::sandbox::shell_quote;
 use bollard::query_parameters::{BuildImageOptionsBuilder, CreateImageOptionsBuilder};
 use bollard::Docker;
@@ -46,8 +63,28 @@ use std::time::{Duration, Instant};
 
 /// The per-repository template for Python projects.
 pub const PYTHON_TEMPLATE: &str = include_str!("../../dockerfiles/python.Dockerfile");
+/// The per-repository template for Java projects built with Maven.
+pub const JAVA_MAVEN_TEMPLATE: &str = include_str!("../../dockerfiles/java-maven.Dockerfile");
 /// The Dockerfile that finishes a pulled Debian image into a base image.
 pub const BASE_TEMPLATE: &str = include_str!("../../dockerfiles/base.Dockerfile");
+
+/// Where a Java repository image keeps swe-forge's compiled coverage helpers, laid out as
+/// [`crate::runner::maven::Maven::helpers`] expects: `listener/` (the JUnit Platform listener's
+/// classes and its `META-INF/services` entry), `tools/` (the analyser) and `jacocoagent.jar`.
+pub const JAVA_HELPERS_DIR: &str = "/opt/swe-forge/java";
+/// Where a Java repository image keeps the Maven settings for Debian's offline repository
+/// (`dockerfiles/maven-settings.xml`), for [`crate::runner::maven::Maven::settings`].
+pub const JAVA_MAVEN_SETTINGS: &str = "/opt/swe-forge/maven-settings.xml";
+
+/// Where a Java repository image keeps the Maven runner's fast-path builds
+/// ([`crate::runner::maven::Maven::build_cache`]): outside /testbed, so that resets keep them,
+/// and outside /tmp, which the agent empties before every command. The image build leaves the
+/// build of its commit there (the warm-up), so workers start with it; owned by the test user.
+pub const JAVA_BUILD_CACHE: &str = "/var/cache/swe-forge/maven-build";
+/// Debian's jar directory in the Java base image.
+const JAVA_LIB: &str = "/usr/share/java";
+/// The scratch directory of the warm-up in a Java image build.
+const JAVA_WARMUP_SCRATCH: &str = "/tmp/swe-forge-warmup";
 
 /// The Debian suite of every base image.
 pub const SUITE: &str = "bookworm";
@@ -59,6 +96,69 @@ pub const PYTHON_PACKAGES: &[&str] = &[
     "ca-certificates",
     "coreutils",
 ];
+/// What every Java container needs besides the toolchain: python3 runs the agent, git the
+/// resets, coreutils `timeout` (minbase has bash).
+pub const JAVA_SYSTEM_PACKAGES: &[&str] = &["python3", "git", "ca-certificates", "coreutils"];
+/// The JDK, Maven and the Maven repository of Debian packages that offline builds resolve
+/// against (see `dockerfiles/java-maven.md`).
+pub const JAVA_TOOLCHAIN_PACKAGES: &[&str] = &[
+    "openjdk-17-jdk-headless",
+    "maven",
+    "junit5",
+    "junit4",
+    "libsurefire-java",
+    "libmaven-clean-plugin-java",
+    "libmaven-resources-plugin-java",
+    "libmaven-compiler-plugin-java",
+    "libmaven-jar-plugin-java",
+    "libmaven-install-plugin-java",
+    "libjacoco-java",
+];
+
+/// What the base image of a language holds and how it is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BaseRecipe {
+    pub language: Language,
+    /// Packages debootstrap installs itself (`--include`).
+    pub packages: &'static [&'static str],
+    /// Packages installed afterwards with `apt-get` in the bootstrapped root (`chroot`, /proc
+    /// mounted). debootstrap configures its packages in one `dpkg --configure --force-depends`
+    /// pass, in no dependency order, and without a usable JVM `ca-certificates-java` cannot
+    /// make its keystore; apt orders the configuration properly.
+    pub later_packages: &'static [&'static str],
+    /// The label, `swe-forge.<name>`, that records the runtime's version on a bootstrapped
+    /// image.
+    pub version_label: &'static str,
+}
+
+impl BaseRecipe {
+    /// Every package, in install order (what the registry path installs with one `apt-get`).
+    pub fn all_packages(&self) -> Vec<&'static str> {
+        self.packages
+            .iter()
+            .chain(self.later_packages)
+            .copied()
+            .collect()
+    }
+}
+
+/// The recipe of the base image for `language`.
+pub fn base_recipe(language: Language) -> BaseRecipe {
+    match language {
+        Language::Python => BaseRecipe {
+            language,
+            packages: PYTHON_PACKAGES,
+            later_packages: &[],
+            version_label: "python",
+        },
+        Language::Java => BaseRecipe {
+            language,
+            packages: JAVA_SYSTEM_PACKAGES,
+            later_packages: JAVA_TOOLCHAIN_PACKAGES,
+            version_label: "java",
+        },
+    }
+}
 /// The user that owns /testbed and runs every command in a container.
 pub const TEST_USER: &str = "tester";
 pub const TEST_UID: u32 = 1000;
@@ -119,18 +219,15 @@ pub type Progress<'a> = &'a dyn Fn(&str);
 
 /// The tag of the base image for `language`.
 pub fn base_tag(language: Language) -> Result<String, ImageError> {
-    let packages = match language {
-        Language::Python => PYTHON_PACKAGES,
-        Language::Java => {
-            return Err(ImageError::Unsupported(
-                "the docker sandbox has no base image for java yet".into(),
-            ))
-        }
-    };
+    let recipe = base_recipe(language);
     let mut h = blake3::Hasher::new();
     h.update(BASE_RECIPE.as_bytes());
     h.update(SUITE.as_bytes());
-    h.update(packages.join(",").as_bytes());
+    h.update(recipe.packages.join(",").as_bytes());
+    if !recipe.later_packages.is_empty() {
+        h.update(b"+");
+        h.update(recipe.later_packages.join(",").as_bytes());
+    }
     let key = &h.finalize().to_hex()[..12];
     Ok(format!("swe-forge/{}-base:{SUITE}-{key}", language.name()))
 }
@@ -286,10 +383,8 @@ fn build_base_from_registry(
             )))
         }
     }
-    progress(&format!(
-        "pulled {from}; installing {}",
-        PYTHON_PACKAGES.join(" ")
-    ));
+    let packages = base_recipe(language).all_packages().join(" ");
+    progress(&format!("pulled {from}; installing {packages}"));
     let mut env = minijinja::Environment::new();
     env.set_trim_blocks(true);
     let dockerfile = env
@@ -297,7 +392,7 @@ fn build_base_from_registry(
             BASE_TEMPLATE,
             minijinja::context! {
                 from => from,
-                packages => PYTHON_PACKAGES.join(" "),
+                packages => packages,
                 user => TEST_USER,
                 uid => TEST_UID,
                 language => language.name(),
@@ -355,10 +450,8 @@ fn debootstrap_tar(
     language: Language,
     progress: Progress<'_>,
 ) -> Result<(), ImageError> {
-    let packages = match language {
-        Language::Python => PYTHON_PACKAGES,
-        Language::Java => return Err(ImageError::Unsupported("no java base image yet".into())),
-    };
+    let recipe = base_recipe(language);
+    let packages = recipe.packages;
     can_debootstrap()?;
     let mirror = debian_mirror().ok_or_else(|| {
         ImageError::Bootstrap(
@@ -380,9 +473,22 @@ fn debootstrap_tar(
     let started = Instant::now();
     run_debootstrap(&rootfs, &mirror, packages, progress)?;
     progress(&format!(
-        "debootstrap finished in {:.0} s; packing the root file system",
+        "debootstrap finished in {:.0} s",
         started.elapsed().as_secs_f64()
     ));
+    if !recipe.later_packages.is_empty() {
+        let started = Instant::now();
+        progress(&format!(
+            "apt-get install in the new root: {}",
+            recipe.later_packages.join(" ")
+        ));
+        apt_install_in_root(&rootfs, recipe.later_packages, progress)?;
+        progress(&format!(
+            "apt-get finished in {:.0} s",
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    progress("packing the root file system");
     // Downloaded packages and index files are not needed in the image.
     for sub in ["var/cache/apt/archives", "var/lib/apt/lists"] {
         if let Ok(entries) = fs::read_dir(rootfs.join(sub)) {
@@ -452,6 +558,125 @@ fn run_debootstrap(
         tail.join("\n"),
         stderr.trim(),
         log_tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+    )))
+}
+
+/// /proc mounted in a root file system for as long as this lives.
+struct ProcMount(PathBuf);
+
+impl ProcMount {
+    fn mount(rootfs: &Path) -> Result<ProcMount, ImageError> {
+        let target = rootfs.join("proc");
+        fs::create_dir_all(&target).map_err(io_err(format!("creating {}", target.display())))?;
+        let out = Command::new("mount")
+            .args(["-t", "proc", "proc"])
+            .arg(&target)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(io_err("running mount"))?;
+        if !out.status.success() {
+            return Err(ImageError::Bootstrap(format!(
+                "mounting /proc in {} failed ({}): {}; the JDK's installation needs it (run as \
+                 root, outside a container that forbids mounts)",
+                rootfs.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(ProcMount(target))
+    }
+}
+
+impl Drop for ProcMount {
+    fn drop(&mut self) {
+        let ok = Command::new("umount")
+            .arg(&self.0)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            // Lazily, so that nothing below the root is left busy.
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+
+/// `apt-get update && apt-get install --no-install-recommends PACKAGES` inside a bootstrapped
+/// root (its `/etc/apt/sources.list` names the mirror debootstrap used), with /proc mounted
+/// for the maintainer scripts (a JVM does not start without it) and a clean environment but
+/// for the host's proxy settings.
+fn apt_install_in_root(
+    rootfs: &Path,
+    packages: &[&str],
+    progress: Progress<'_>,
+) -> Result<(), ImageError> {
+    let _proc = ProcMount::mount(rootfs)?;
+    // Validity of the Release file is not checked (as debootstrap does not): a snapshot
+    // mirror's Release files are past their `Valid-Until`. Signatures still are.
+    let script = format!(
+        "set -e\n\
+         apt-get -q -o Acquire::Check-Valid-Until=false update\n\
+         apt-get -q -y --no-install-recommends install {}\n\
+         apt-get -q clean\n",
+        packages.join(" ")
+    );
+    let mut cmd = Command::new("chroot");
+    cmd.arg(rootfs)
+        .args(["/bin/bash", "-c", &script])
+        .env_clear()
+        .env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        )
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .env("LC_ALL", "C.UTF-8")
+        .env("HOME", "/root");
+    for key in [
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+    ] {
+        if let Some(v) = std::env::var_os(key) {
+            cmd.env(key, v);
+        }
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(io_err("starting chroot apt-get"))?;
+    let stderr = child.stderr.take().expect("piped");
+    let err_thread = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = BufReader::new(stderr).read_to_string(&mut text);
+        text
+    });
+    let mut tail: Vec<String> = Vec::new();
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let Ok(line) = line else { break };
+        if line.starts_with("Setting up ") || line.starts_with("Fetched ") {
+            progress(line.trim_end_matches(" ..."));
+        }
+        tail.push(line);
+        if tail.len() > 30 {
+            tail.remove(0);
+        }
+    }
+    let status = child.wait().map_err(io_err("waiting for chroot apt-get"))?;
+    let stderr = err_thread.join().unwrap_or_default();
+    if status.success() {
+        return Ok(());
+    }
+    Err(ImageError::Bootstrap(format!(
+        "apt-get install in the bootstrapped root exited with {status} (is the Debian mirror \
+         reachable? set SWE_FORGE_DEBIAN_MIRROR or the http_proxy variables):\n{}\n{}",
+        tail.join("\n"),
+        stderr.trim()
     )))
 }
 
@@ -713,20 +938,48 @@ fn write_rootfs_tar(rootfs: &Path, out: &Path) -> Result<(), ImageError> {
     Ok(())
 }
 
-/// The Python version (`3.11`) a root file system ships, from `usr/bin/python3.N`.
-fn rootfs_python_version(rootfs_tar: &Path) -> Option<String> {
+/// The runtime version a root file system ships: Python's `3.11` from `usr/bin/python3.N`,
+/// the JDK's `17.0.15` from `JAVA_VERSION` in `usr/lib/jvm/<jdk>/release`.
+fn rootfs_runtime_version(rootfs_tar: &Path, language: Language) -> Option<String> {
     let f = fs::File::open(rootfs_tar).ok()?;
-    let mut archive = tar::Archive::new(f);
+    let mut archive = tar::Archive::new(std::io::BufReader::with_capacity(1 << 20, f));
     for entry in archive.entries().ok()? {
-        let entry = entry.ok()?;
+        let mut entry = entry.ok()?;
         let path = entry.path().ok()?.to_string_lossy().into_owned();
-        if let Some(v) = path.strip_prefix("usr/bin/python3.") {
-            if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) {
-                return Some(format!("3.{v}"));
+        match language {
+            Language::Python => {
+                if let Some(v) = path.strip_prefix("usr/bin/python3.") {
+                    if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) {
+                        return Some(format!("3.{v}"));
+                    }
+                }
+            }
+            Language::Java => {
+                let Some(rest) = path.strip_prefix("usr/lib/jvm/") else {
+                    continue;
+                };
+                if !(rest.ends_with("/release") && rest.matches('/').count() == 1)
+                    || entry.header().entry_type() != tar::EntryType::Regular
+                {
+                    continue;
+                }
+                let mut text = String::new();
+                entry.read_to_string(&mut text).ok()?;
+                if let Some(v) = java_release_version(&text) {
+                    return Some(v);
+                }
             }
         }
     }
     None
+}
+
+/// `JAVA_VERSION="17.0.15"` in a JDK's `release` file.
+fn java_release_version(release: &str) -> Option<String> {
+    release.lines().find_map(|l| {
+        let v = l.strip_prefix("JAVA_VERSION=")?.trim().trim_matches('"');
+        (!v.is_empty()).then(|| v.to_string())
+    })
 }
 
 /// Import a root file system tar as an image (docker import), streaming it from disk.
@@ -738,7 +991,9 @@ fn import_rootfs(
     progress: Progress<'_>,
 ) -> Result<String, ImageError> {
     let (repo, version) = tag.rsplit_once(':').expect("tags have a version");
-    let python = rootfs_python_version(tar).unwrap_or_default();
+    let recipe = base_recipe(language);
+    progress(&format!("reading the {} version", recipe.version_label));
+    let runtime_version = rootfs_runtime_version(tar, language).unwrap_or_default();
     progress(&format!("importing {} as {tag}", tar.display()));
     let changes = vec![
         "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
@@ -749,7 +1004,7 @@ fn import_rootfs(
         format!("LABEL swe-forge.language={}", language.name()),
         "LABEL swe-forge.source=debootstrap".to_string(),
         format!("LABEL swe-forge.suite={SUITE}"),
-        format!("LABEL swe-forge.python={python}"),
+        format!("LABEL swe-forge.{}={runtime_version}", recipe.version_label),
     ];
     let opts = CreateImageOptionsBuilder::default()
         .from_src("-")
@@ -821,18 +1076,37 @@ pub fn repo_image_name(seed: &str) -> String {
     }
 }
 
-/// `swe-forge/<seed>:<12 hex>` for a repository on a base image.
+/// `swe-forge/<seed>:<12 hex>` for a repository on a base image: the hash of everything the
+/// image is made from, so that an unchanged repository is never rebuilt.
 pub fn repo_tag(repo: &Repo, base_id: &str) -> Result<String, ImageError> {
-    let template = template_for(repo.profile.language)?;
+    let python_tools = PYTHON_TEST_TOOLS.join(",");
+    let python_path = repo.profile.python_path.join(":");
+    let warmup = java_warmup_script();
+    let parts: Vec<&str> = match repo.profile.language {
+        Language::Python => vec![
+            PYTHON_TEMPLATE,
+            base_id,
+            &repo.commit,
+            repo.profile.install_command.as_deref().unwrap_or(""),
+            &python_tools,
+            &python_path,
+        ],
+        Language::Java => {
+            require_maven(repo)?;
+            vec![
+                JAVA_MAVEN_TEMPLATE,
+                base_id,
+                &repo.commit,
+                maven::LISTENER_JAVA,
+                maven::ANALYSER_JAVA,
+                maven::SETTINGS_XML,
+                maven::DEFAULT_JVM_OPTIONS,
+                &warmup,
+            ]
+        }
+    };
     let mut h = blake3::Hasher::new();
-    for part in [
-        template,
-        base_id,
-        &repo.commit,
-        repo.profile.install_command.as_deref().unwrap_or(""),
-        &PYTHON_TEST_TOOLS.join(","),
-        &repo.profile.python_path.join(":"),
-    ] {
+    for part in parts {
         h.update(part.as_bytes());
         h.update(b"\0");
     }
@@ -843,17 +1117,40 @@ pub fn repo_tag(repo: &Repo, base_id: &str) -> Result<String, ImageError> {
     ))
 }
 
-fn template_for(language: Language) -> Result<&'static str, ImageError> {
-    match language {
-        Language::Python => Ok(PYTHON_TEMPLATE),
-        Language::Java => Err(ImageError::Unsupported(
-            "the docker sandbox has no template for java yet".into(),
-        )),
-    }
+/// The Maven runner's fast-path setup ([`maven::fast::setup_script`]) as the image build runs
+/// it: it builds the commit into [`JAVA_BUILD_CACHE`] exactly as a worker's first run would
+/// (same worktree path, same key), or records why the fast path does not apply.
+pub fn java_warmup_script() -> String {
+    let prelude = format!(
+        "export JAVA_TOOL_OPTIONS={}\nexport MALLOC_ARENA_MAX=2\n",
+        shell_quote(maven::DEFAULT_JVM_OPTIONS)
+    );
+    maven::fast::setup_script(
+        &prelude,
+        "mvn",
+        &shell_quote(JAVA_MAVEN_SETTINGS),
+        &shell_quote(JAVA_BUILD_CACHE),
+        JAVA_LIB,
+        JAVA_WARMUP_SCRATCH,
+    )
 }
 
-/// The image for `repo` on `base`: found by its tag, or built (from the package index, else
-/// from a wheelhouse).
+/// The Docker sandbox builds Java projects with Maven only.
+fn require_maven(repo: &Repo) -> Result<(), ImageError> {
+    if repo.profile.build_system == "maven" {
+        return Ok(());
+    }
+    Err(ImageError::Unsupported(format!(
+        "{}: the docker sandbox builds Java projects with Maven only, and this one's build \
+         system is `{}` (a pom.xml at the repository root is needed); use `--sandbox local` \
+         or leave the seed out",
+        repo.name, repo.profile.build_system
+    )))
+}
+
+/// The image for `repo` on `base`: found by its tag, or built. Python projects get their
+/// packages from the package index, else from a wheelhouse (`SWE_FORGE_PIP_SOURCE` forces
+/// one); Java projects need no network.
 pub fn ensure_repo_image(
     client: &Client,
     cache: &Path,
@@ -869,16 +1166,14 @@ pub fn ensure_repo_image(
     ensure_repo_image_from(client, cache, repo, base, &sources, progress)
 }
 
-/// [`ensure_repo_image`] trying the given package sources in order.
-pub fn ensure_repo_image_from(
+/// The image with this tag, found, or built by `build` (which returns the new image's id)
+/// while holding the tag's lock, so that one process builds a given image at a time.
+fn find_or_build(
     client: &Client,
     cache: &Path,
-    repo: &Repo,
-    base: &ImageRef,
-    sources: &[PipSource],
-    progress: Progress<'_>,
+    tag: String,
+    build: impl FnOnce(&str) -> Result<String, ImageError>,
 ) -> Result<ImageRef, ImageError> {
-    let tag = repo_tag(repo, &base.id)?;
     if let Some(id) = image_id(client, &tag)? {
         return Ok(ImageRef {
             tag,
@@ -899,36 +1194,136 @@ pub fn ensure_repo_image_from(
             built: false,
         });
     }
-    let mut failures = Vec::new();
-    for &source in sources {
-        progress(&format!(
-            "building {tag} for {} at {} (packages from the {})",
-            repo.name,
-            &repo.commit[..12.min(repo.commit.len())],
-            match source {
-                PipSource::Index => "package index",
-                PipSource::Wheelhouse => "host's wheelhouse",
-            }
-        ));
-        let started = Instant::now();
-        match build_repo_image(client, cache, repo, base, &tag, source, progress) {
-            Ok(id) => {
-                tracing::info!(image = %tag, seconds = started.elapsed().as_secs_f64(), source = source.name(), "built the repository image");
-                return Ok(ImageRef {
-                    tag,
-                    id,
-                    built: true,
-                });
-            }
-            Err(e) => {
-                tracing::warn!(image = %tag, source = source.name(), "image build failed: {e}");
-                failures.push(format!("with packages from the {}: {e}", source.name()));
+    let id = build(&tag)?;
+    Ok(ImageRef {
+        tag,
+        id,
+        built: true,
+    })
+}
+
+/// [`ensure_repo_image`] trying the given package sources in order (for Python projects;
+/// a Java project's image has no packages to fetch and ignores them).
+pub fn ensure_repo_image_from(
+    client: &Client,
+    cache: &Path,
+    repo: &Repo,
+    base: &ImageRef,
+    sources: &[PipSource],
+    progress: Progress<'_>,
+) -> Result<ImageRef, ImageError> {
+    let tag = repo_tag(repo, &base.id)?;
+    if repo.profile.language == Language::Java {
+        return find_or_build(client, cache, tag, |tag| {
+            progress(&format!(
+                "building {tag} for {} at {} (Maven, offline)",
+                repo.name,
+                &repo.commit[..12.min(repo.commit.len())],
+            ));
+            let started = Instant::now();
+            let id = build_java_image(client, repo, base, tag, progress)?;
+            tracing::info!(image = %tag, seconds = started.elapsed().as_secs_f64(), "built the repository image");
+            Ok(id)
+        });
+    }
+    find_or_build(client, cache, tag, |tag| {
+        let mut failures = Vec::new();
+        for &source in sources {
+            progress(&format!(
+                "building {tag} for {} at {} (packages from the {})",
+                repo.name,
+                &repo.commit[..12.min(repo.commit.len())],
+                match source {
+                    PipSource::Index => "package index",
+                    PipSource::Wheelhouse => "host's wheelhouse",
+                }
+            ));
+            let started = Instant::now();
+            match build_repo_image(client, cache, repo, base, tag, source, progress) {
+                Ok(id) => {
+                    tracing::info!(image = %tag, seconds = started.elapsed().as_secs_f64(), source = source.name(), "built the repository image");
+                    return Ok(id);
+                }
+                Err(e) => {
+                    tracing::warn!(image = %tag, source = source.name(), "image build failed: {e}");
+                    failures.push(format!("with packages from the {}: {e}", source.name()));
+                }
             }
         }
-    }
-    Err(ImageError::Build {
-        tag,
-        detail: failures.join("\n"),
+        Err(ImageError::Build {
+            tag: tag.to_string(),
+            detail: failures.join("\n"),
+        })
+    })
+}
+
+/// Build the image of a Maven project: the context holds the Dockerfile, the coverage
+/// helpers' sources and the Maven settings (`java/`), and the checkout (`testbed/`).
+fn build_java_image(
+    client: &Client,
+    repo: &Repo,
+    base: &ImageRef,
+    tag: &str,
+    progress: Progress<'_>,
+) -> Result<String, ImageError> {
+    let labels = BTreeMap::from([
+        ("swe-forge.kind".to_string(), "repo".to_string()),
+        ("swe-forge.seed".to_string(), repo.name.clone()),
+        ("swe-forge.commit".to_string(), repo.commit.clone()),
+        ("swe-forge.language".to_string(), "java".to_string()),
+        ("swe-forge.base".to_string(), base.id.clone()),
+        ("swe-forge.build-system".to_string(), "maven".to_string()),
+    ]);
+    let dockerfile = render_java_dockerfile(repo, &base.tag, &labels)?;
+    let mut ctx = ContextTar::new();
+    let add = |ctx: &mut ContextTar, path: &str, text: &str| {
+        ctx.add_file(path, text.as_bytes(), 0o644)
+            .map_err(io_err("making the build context"))
+    };
+    add(&mut ctx, "Dockerfile", &dockerfile)?;
+    add(&mut ctx, "java/PerTestListener.java", maven::LISTENER_JAVA)?;
+    add(&mut ctx, "java/PerTestCoverage.java", maven::ANALYSER_JAVA)?;
+    add(&mut ctx, "java/maven-settings.xml", maven::SETTINGS_XML)?;
+    add(&mut ctx, "java/warmup-setup.sh", &java_warmup_script())?;
+    ctx.add_checkout(&repo.checkout, "testbed")
+        .map_err(io_err(format!("adding {}", repo.checkout.display())))?;
+    build_image(client, tag, ctx.finish()?, progress)
+}
+
+/// Render `dockerfiles/java-maven.Dockerfile` for a Maven project.
+pub fn render_java_dockerfile(
+    repo: &Repo,
+    base: &str,
+    labels: &BTreeMap<String, String>,
+) -> Result<String, ImageError> {
+    require_maven(repo)?;
+    let mut env = minijinja::Environment::new();
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.add_filter("json", |v: String| {
+        serde_json::to_string(&v).unwrap_or_else(|_| "\"\"".to_string())
+    });
+    env.add_filter("sh", |v: String| shell_quote(&v));
+    env.render_str(
+        JAVA_MAVEN_TEMPLATE,
+        minijinja::context! {
+            base => base,
+            seed => repo.name,
+            labels => labels,
+            user => TEST_USER,
+            uid => TEST_UID,
+            helpers => JAVA_HELPERS_DIR,
+            settings => JAVA_MAVEN_SETTINGS,
+            build_cache => JAVA_BUILD_CACHE,
+            warmup_dir => JAVA_WARMUP_SCRATCH,
+            setup_file => maven::fast::SETUP_FILE,
+            java_lib => JAVA_LIB,
+            jvm_options => maven::DEFAULT_JVM_OPTIONS,
+        },
+    )
+    .map_err(|e| ImageError::Build {
+        tag: base.to_string(),
+        detail: format!("rendering dockerfiles/java-maven.Dockerfile: {e}"),
     })
 }
 
@@ -941,7 +1336,7 @@ fn build_repo_image(
     source: PipSource,
     progress: Progress<'_>,
 ) -> Result<String, ImageError> {
-    let template = template_for(repo.profile.language)?;
+    let template = PYTHON_TEMPLATE;
     let ca_bundle = host_ca_bundle();
     let wheelhouse = match source {
         PipSource::Index => None,
@@ -1452,7 +1847,83 @@ mod tests {
         let t = base_tag(Language::Python).unwrap();
         assert!(t.starts_with("swe-forge/python-base:bookworm-"), "{t}");
         assert_eq!(t, base_tag(Language::Python).unwrap());
-        assert!(base_tag(Language::Java).is_err());
+        let j = base_tag(Language::Java).unwrap();
+        assert!(j.starts_with("swe-forge/java-base:bookworm-"), "{j}");
+        assert_ne!(t[t.len() - 12..], j[j.len() - 12..]);
+    }
+
+    #[test]
+    fn base_recipes_hold_what_every_container_needs() {
+        for lang in Language::ALL {
+            let r = base_recipe(lang);
+            let all = r.all_packages();
+            for p in ["python3", "git", "ca-certificates", "coreutils"] {
+                assert!(all.contains(&p), "{lang:?} lacks {p}");
+            }
+        }
+        let java = base_recipe(Language::Java);
+        assert_eq!(java.version_label, "java");
+        assert!(java.later_packages.contains(&"openjdk-17-jdk-headless"));
+        assert!(java.later_packages.contains(&"libjacoco-java"));
+        // The JDK is installed after debootstrap, with apt (ca-certificates-java needs a JVM).
+        assert!(!java
+            .packages
+            .iter()
+            .any(|p| p.contains("jdk") || *p == "maven"));
+    }
+
+    #[test]
+    fn renders_the_base_template_for_java() {
+        let mut env = minijinja::Environment::new();
+        env.set_trim_blocks(true);
+        let text = env
+            .render_str(
+                BASE_TEMPLATE,
+                minijinja::context! {
+                    from => "debian:bookworm-slim",
+                    packages => base_recipe(Language::Java).all_packages().join(" "),
+                    user => TEST_USER,
+                    uid => TEST_UID,
+                    language => "java",
+                },
+            )
+            .unwrap();
+        assert!(
+            text.contains("install -y --no-install-recommends python3 git"),
+            "{text}"
+        );
+        assert!(
+            text.contains("openjdk-17-jdk-headless maven junit5"),
+            "{text}"
+        );
+        assert!(text.contains("swe-forge.language=\"java\""), "{text}");
+    }
+
+    #[test]
+    fn reads_the_jdk_version() {
+        let release = "IMPLEMENTOR=\"Debian\"\nJAVA_RUNTIME_VERSION=\"17.0.19+10-1-deb12u2-Debian\"\nJAVA_VERSION=\"17.0.19\"\n";
+        assert_eq!(java_release_version(release).as_deref(), Some("17.0.19"));
+        assert_eq!(java_release_version("OS_NAME=Linux\n"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        fs::create_dir_all(root.join("usr/lib/jvm/java-17-openjdk-amd64")).unwrap();
+        fs::write(
+            root.join("usr/lib/jvm/java-17-openjdk-amd64/release"),
+            release,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            "java-17-openjdk-amd64",
+            root.join("usr/lib/jvm/java-1.17.0-openjdk-amd64"),
+        )
+        .unwrap();
+        let tar = dir.path().join("root.tar");
+        write_rootfs_tar(&root, &tar).unwrap();
+        assert_eq!(
+            rootfs_runtime_version(&tar, Language::Java).as_deref(),
+            Some("17.0.19")
+        );
+        assert_eq!(rootfs_runtime_version(&tar, Language::Python), None);
     }
 
     fn sample_repo(install: Option<&str>) -> Repo {
@@ -1524,6 +1995,112 @@ mod tests {
             render_dockerfile(PYTHON_TEMPLATE, &sample_repo(None), "b", true, "", &labels).unwrap();
         assert!(none.contains("COPY pip/ /tmp/swe-forge/pip/"), "{none}");
         assert!(!none.contains("/tmp/swe-forge/src &&"), "{none}");
+    }
+
+    fn sample_java_repo(build_system: &str) -> Repo {
+        let mut repo = sample_repo(None);
+        repo.name = "javashelf".into();
+        repo.profile.language = Language::Java;
+        repo.profile.build_system = build_system.into();
+        repo.profile.test_framework = "junit".into();
+        repo.profile.python_path = vec![];
+        repo
+    }
+
+    #[test]
+    fn renders_the_java_template() {
+        let repo = sample_java_repo("maven");
+        let labels = BTreeMap::from([
+            ("swe-forge.kind".to_string(), "repo".to_string()),
+            ("swe-forge.language".to_string(), "java".to_string()),
+        ]);
+        let text = render_java_dockerfile(&repo, "swe-forge/java-base:x", &labels).unwrap();
+        assert!(text.starts_with("FROM swe-forge/java-base:x\n"), "{text}");
+        assert!(
+            text.contains("H=/opt/swe-forge/java; J=/usr/share/java;"),
+            "{text}"
+        );
+        assert!(
+            text.contains("jar xf $J/org.jacoco.agent.jar jacocoagent.jar"),
+            "{text}"
+        );
+        assert!(
+            text.contains("org.junit.platform.launcher.TestExecutionListener"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "install -m 0644 $S/maven-settings.xml /opt/swe-forge/maven-settings.xml"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("COPY --chown=1000:1000 testbed/ /testbed/"),
+            "{text}"
+        );
+        assert!(text.contains("USER tester\n"), "{text}");
+        assert!(
+            text.contains("mvn -o -q -B -s /opt/swe-forge/maven-settings.xml test-compile"),
+            "{text}"
+        );
+        assert!(
+            text.contains("export JAVA_TOOL_OPTIONS='-Xmx768m"),
+            "{text}"
+        );
+        assert!(
+            text.contains("swe-forge: javashelf does not build offline"),
+            "{text}"
+        );
+        assert!(text.contains("git clean -q -f -d -x"), "{text}");
+        assert!(
+            text.contains("install -d -o 1000 -g 1000 /var/cache/swe-forge/maven-build"),
+            "{text}"
+        );
+        assert!(
+            text.contains("bash /opt/swe-forge/java/warmup-setup.sh"),
+            "{text}"
+        );
+        assert!(
+            text.contains("head -n 1 /tmp/swe-forge-warmup/fast-setup.txt"),
+            "{text}"
+        );
+        let warmup = java_warmup_script();
+        assert!(
+            warmup.contains("C=/var/cache/swe-forge/maven-build\n"),
+            "{warmup}"
+        );
+        assert!(
+            warmup.contains("-s /opt/swe-forge/maven-settings.xml"),
+            "{warmup}"
+        );
+        assert!(
+            text.contains("LABEL swe-forge.kind=\"repo\" swe-forge.language=\"java\""),
+            "{text}"
+        );
+        let instructions = text
+            .lines()
+            .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase()))
+            .count();
+        assert!(instructions <= 10, "{instructions} instructions:\n{text}");
+        let gradle = sample_java_repo("gradle");
+        let err = render_java_dockerfile(&gradle, "b", &labels).unwrap_err();
+        assert!(err.to_string().contains("Maven only"), "{err}");
+        assert!(repo_tag(&gradle, "sha256:1").is_err());
+    }
+
+    #[test]
+    fn java_repo_tag_depends_on_what_the_image_holds() {
+        let a = sample_java_repo("maven");
+        let t = repo_tag(&a, "sha256:1").unwrap();
+        assert!(t.starts_with("swe-forge/javashelf:"), "{t}");
+        assert_eq!(t, repo_tag(&a, "sha256:1").unwrap());
+        assert_ne!(t, repo_tag(&a, "sha256:2").unwrap());
+        let mut b = a.clone();
+        b.commit = "b".repeat(40);
+        assert_ne!(t, repo_tag(&b, "sha256:1").unwrap());
+        let mut py = a.clone();
+        py.profile.language = Language::Python;
+        assert_ne!(t, repo_tag(&py, "sha256:1").unwrap());
     }
 
     #[test]
