@@ -144,3 +144,34 @@ fn java_without_maven_is_not_supported() {
     assert!(detail.contains("not supported"), "{detail}");
     assert!(detail.contains("Maven"), "{detail}");
 }
+
+/// A JUnit 4 project goes through the pipeline too: its tests get `Class#method` ids and,
+/// without per-test coverage, candidates are screened with the tests of their package.
+#[test]
+fn java_junit4_project_yields_tasks() {
+    if !maven_or_skip("java_junit4_project_yields_tasks") {
+        return;
+    }
+    let (out, dir) = run_fixture(
+        "java_junit4",
+        &[
+            "--baseline-repeats",
+            "1",
+            "--repeats",
+            "1",
+            "--max-candidates",
+            "6",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = summary(&out);
+    let seed = seed_summary(&s, "java_junit4");
+    assert_eq!(seed["status"], "done", "{seed}");
+    let tasks = jsonl(&dir.path().join("out/tasks.jsonl"));
+    assert!(!tasks.is_empty(), "{seed}");
+    for t in &tasks {
+        for id in t["FAIL_TO_PASS"].as_array().unwrap() {
+            assert!(id.as_str().unwrap().starts_with("fx.CounterTest#"), "{t}");
+        }
+    }
+}

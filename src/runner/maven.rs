@@ -33,7 +33,9 @@
 pub mod fast;
 
 use super::surefire;
-use super::{junit_xml, RunBudget, RunnerError, TestRunner};
+use super::{
+    junit_xml, parse_bash_times, wrap, RunBudget, RunnerError, TestRunner, CPU_EXCEEDED, TIMES,
+};
 use crate::coverage::CoverageMap;
 use crate::run::{Run, RunEnd, TestResult, TestStatus};
 use crate::sandbox::{shell_quote, ExecOutput, Worker};
@@ -57,11 +59,8 @@ pub const DEFAULT_JVM_OPTIONS: &str = "-Xmx768m -Xss1m -XX:ReservedCodeCacheSize
      -XX:TieredStopAtLevel=1";
 
 const REPORTS: &str = "surefire-reports.xml";
-const TIMES: &str = "times.txt";
 const COVERAGE_JSON: &str = "coverage.json";
 const SETTINGS: &str = "maven-settings.xml";
-/// bash's exit status for a child killed by SIGXCPU (128 + 24).
-const CPU_EXCEEDED: i32 = 128 + libc::SIGXCPU;
 /// Exit status of the coverage script when the helpers could not be built.
 const HELPERS_FAILED: i32 = 96;
 /// Exit status of the coverage script when the analysis failed.
@@ -510,35 +509,6 @@ fn double_quote(s: &str) -> String {
     }
     out.push('"');
     out
-}
-
-/// Wrap a script: apply the CPU limit, and record the CPU time of its processes with bash's
-/// `times` (as the pytest adapter does).
-fn wrap(scratch: &str, command: &str, budget: RunBudget) -> String {
-    // Soft limit: SIGXCPU (recognised as the CPU limit); the hard limit, a little later,
-    // SIGKILLs a process that ignores it.
-    let limit = budget
-        .cpu
-        .map(|c| {
-            let soft = c.as_secs_f64().ceil() as u64;
-            format!("ulimit -H -t {}\nulimit -S -t {soft}\n", soft + 5)
-        })
-        .unwrap_or_default();
-    format!(
-        "{limit}{command}\nstatus=$?\ntimes > {}\nexit $status\n",
-        shell_quote(&format!("{scratch}/{TIMES}"))
-    )
-}
-
-/// Children's user + system seconds from bash's `times` output (`0m1.250s 0m0.040s`).
-fn parse_bash_times(text: &str) -> Option<f64> {
-    let line = text.lines().nth(1)?;
-    let mut total = 0.0;
-    for part in line.split_whitespace() {
-        let (m, s) = part.trim_end_matches('s').split_once('m')?;
-        total += m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?;
-    }
-    Some(total)
 }
 
 /// Parse the analyser's JSON (`{"Class#method": {"path": [lines]}}`) into a coverage map,

@@ -8,7 +8,7 @@ pub mod surefire;
 
 use crate::coverage::CoverageMap;
 use crate::run::Run;
-use crate::sandbox::{SandboxError, Worker};
+use crate::sandbox::{shell_quote, SandboxError, Worker};
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +34,41 @@ impl RunBudget {
     pub fn wall(wall: Duration) -> RunBudget {
         RunBudget { wall, cpu: None }
     }
+}
+
+/// Where a wrapped command leaves bash's `times` output, in the scratch directory.
+pub(crate) const TIMES: &str = "times.txt";
+/// bash's exit status for a child killed by SIGXCPU (128 + 24): the CPU limit.
+pub(crate) const CPU_EXCEEDED: i32 = 128 + libc::SIGXCPU;
+
+/// Wrap a test command: apply the CPU limit, and record the CPU time of its processes with
+/// bash's `times` (the second line is the children's user and system time).
+pub(crate) fn wrap(scratch: &str, command: &str, budget: RunBudget) -> String {
+    // The soft limit sends SIGXCPU (exit 152, recognised as the CPU limit); the hard limit,
+    // a little later, SIGKILLs a process that ignores it. With both equal the kernel would
+    // send SIGKILL straight away, indistinguishable from the OOM killer.
+    let limit = budget
+        .cpu
+        .map(|c| {
+            let soft = c.as_secs_f64().ceil() as u64;
+            format!("ulimit -H -t {}\nulimit -S -t {soft}\n", soft + 5)
+        })
+        .unwrap_or_default();
+    format!(
+        "{limit}{command}\nstatus=$?\ntimes > {}\nexit $status\n",
+        shell_quote(&format!("{scratch}/{TIMES}"))
+    )
+}
+
+/// Children's user + system seconds from bash's `times` output (`0m1.250s 0m0.040s`).
+pub(crate) fn parse_bash_times(text: &str) -> Option<f64> {
+    let line = text.lines().nth(1)?;
+    let mut total = 0.0;
+    for part in line.split_whitespace() {
+        let (m, s) = part.trim_end_matches('s').split_once('m')?;
+        total += m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?;
+    }
+    Some(total)
 }
 
 /// A framework adapter.

@@ -2,16 +2,13 @@
 //! file), maps cases to node ids, and collects per-test coverage with pytest-cov contexts.
 
 use super::junit_xml;
-use super::{RunBudget, RunnerError, TestRunner};
+use super::{parse_bash_times, wrap, RunBudget, RunnerError, TestRunner, CPU_EXCEEDED, TIMES};
 use crate::coverage::CoverageMap;
 use crate::run::{Run, RunEnd, TestResult, TestStatus};
 use crate::sandbox::{shell_quote, ExecOutput, Worker};
 use std::path::PathBuf;
 
 const REPORT: &str = "report.xml";
-const TIMES: &str = "times.txt";
-/// bash's exit status for a child killed by SIGXCPU (128 + 24).
-const CPU_EXCEEDED: i32 = 128 + libc::SIGXCPU;
 const COVERAGE_JSON: &str = "coverage.json";
 
 /// pytest for one repository.
@@ -160,36 +157,6 @@ impl Pytest {
             oom_kills: out.oom_kills,
         })
     }
-}
-
-/// Wrap a command: apply the CPU limit, and record the CPU time of its processes with bash's
-/// `times` (the second line is the children's user and system time).
-fn wrap(scratch: &str, command: &str, budget: RunBudget) -> String {
-    // The soft limit sends SIGXCPU (exit 152, recognised as the CPU limit); the hard limit,
-    // a little later, SIGKILLs a process that ignores it. With both equal the kernel would
-    // send SIGKILL straight away, indistinguishable from the OOM killer.
-    let limit = budget
-        .cpu
-        .map(|c| {
-            let soft = c.as_secs_f64().ceil() as u64;
-            format!("ulimit -H -t {}\nulimit -S -t {soft}\n", soft + 5)
-        })
-        .unwrap_or_default();
-    format!(
-        "{limit}{command}\nstatus=$?\ntimes > {}\nexit $status\n",
-        shell_quote(&format!("{scratch}/{TIMES}"))
-    )
-}
-
-/// Children's user + system seconds from bash's `times` output (`0m1.250s 0m0.040s`).
-fn parse_bash_times(text: &str) -> Option<f64> {
-    let line = text.lines().nth(1)?;
-    let mut total = 0.0;
-    for part in line.split_whitespace() {
-        let (m, s) = part.trim_end_matches('s').split_once('m')?;
-        total += m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?;
-    }
-    Some(total)
 }
 
 fn tail(stderr: &[u8], stdout: &[u8]) -> String {
