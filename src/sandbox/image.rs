@@ -512,42 +512,31 @@ fn run_debootstrap(
     packages: &[&str],
     progress: Progress<'_>,
 ) -> Result<(), ImageError> {
-    let mut child = Command::new("debootstrap")
-        .arg("--variant=minbase")
+    let mut cmd = Command::new("debootstrap");
+    cmd.arg("--variant=minbase")
         .arg(format!("--include={}", packages.join(",")))
         .arg("--components=main")
         .arg(SUITE)
         .arg(rootfs)
-        .arg(mirror)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(io_err("starting debootstrap"))?;
-    let stderr = child.stderr.take().expect("piped");
-    let err_thread = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = BufReader::new(stderr).read_to_string(&mut text);
-        text
-    });
-    let mut tail: Vec<String> = Vec::new();
-    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
-        let Ok(line) = line else { break };
-        if line.starts_with("I: Retrieving")
-            || line.starts_with("I: Extracting")
-            || line.starts_with("I: Unpacking")
-            || line.starts_with("I: Configuring")
-            || line.starts_with("I: Installing")
-        {
-            progress(line.trim_start_matches("I: "));
-        }
-        tail.push(line);
-        if tail.len() > 30 {
-            tail.remove(0);
-        }
-    }
-    let status = child.wait().map_err(io_err("waiting for debootstrap"))?;
-    let stderr = err_thread.join().unwrap_or_default();
+        .arg(mirror);
+    let (status, tail, stderr) = stream_command(
+        &mut cmd,
+        "debootstrap",
+        &|line| {
+            const SHOWN: [&str; 5] = [
+                "I: Retrieving",
+                "I: Extracting",
+                "I: Unpacking",
+                "I: Configuring",
+                "I: Installing",
+            ];
+            SHOWN
+                .iter()
+                .any(|p| line.starts_with(p))
+                .then(|| line.trim_start_matches("I: "))
+        },
+        progress,
+    )?;
     if status.success() {
         return Ok(());
     }
@@ -559,6 +548,44 @@ fn run_debootstrap(
         stderr.trim(),
         log_tail.into_iter().rev().collect::<Vec<_>>().join("\n")
     )))
+}
+
+/// Run a setup command, showing the stdout lines `shown` picks as progress; returns its exit
+/// status, the last 30 lines of stdout and the whole stderr (for the error message).
+fn stream_command(
+    cmd: &mut Command,
+    what: &str,
+    shown: &dyn Fn(&str) -> Option<&str>,
+    progress: Progress<'_>,
+) -> Result<(std::process::ExitStatus, Vec<String>, String), ImageError> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(io_err(format!("starting {what}")))?;
+    let stderr = child.stderr.take().expect("piped");
+    let err_thread = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = BufReader::new(stderr).read_to_string(&mut text);
+        text
+    });
+    let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let Ok(line) = line else { break };
+        if let Some(shown) = shown(&line) {
+            progress(shown);
+        }
+        tail.push_back(line);
+        if tail.len() > 30 {
+            tail.pop_front();
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(io_err(format!("waiting for {what}")))?;
+    let stderr = err_thread.join().unwrap_or_default();
+    Ok((status, tail.into(), stderr))
 }
 
 /// /proc mounted in a root file system for as long as this lives.
@@ -644,31 +671,15 @@ fn apt_install_in_root(
             cmd.env(key, v);
         }
     }
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(io_err("starting chroot apt-get"))?;
-    let stderr = child.stderr.take().expect("piped");
-    let err_thread = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = BufReader::new(stderr).read_to_string(&mut text);
-        text
-    });
-    let mut tail: Vec<String> = Vec::new();
-    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
-        let Ok(line) = line else { break };
-        if line.starts_with("Setting up ") || line.starts_with("Fetched ") {
-            progress(line.trim_end_matches(" ..."));
-        }
-        tail.push(line);
-        if tail.len() > 30 {
-            tail.remove(0);
-        }
-    }
-    let status = child.wait().map_err(io_err("waiting for chroot apt-get"))?;
-    let stderr = err_thread.join().unwrap_or_default();
+    let (status, tail, stderr) = stream_command(
+        &mut cmd,
+        "chroot apt-get",
+        &|line| {
+            (line.starts_with("Setting up ") || line.starts_with("Fetched "))
+                .then(|| line.trim_end_matches(" ..."))
+        },
+        progress,
+    )?;
     if status.success() {
         return Ok(());
     }
