@@ -19,6 +19,7 @@ pub mod runner;
 pub mod sandbox;
 pub mod seed;
 pub mod store;
+pub mod synth;
 pub mod task;
 pub mod verdict;
 pub mod verify;

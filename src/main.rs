@@ -158,6 +158,9 @@ struct RunArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     json: bool,
+    /// Do not synthesize tests for survivors (Python): they stay `not-killed`/`not-covered`.
+    #[arg(long)]
+    no_synthesis: bool,
 }
 
 fn default_cache() -> PathBuf {
@@ -293,6 +296,7 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
         only: args.only.clone(),
         candidates_file: candidates,
         progress: !args.json && !quiet,
+        synthesize: !args.no_synthesis,
     };
     ctrlc::set_handler(|| {
         if pipeline::STOP.swap(true, Ordering::SeqCst) {

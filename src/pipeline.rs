@@ -17,6 +17,7 @@ use crate::sandbox::local::LocalSandbox;
 use crate::sandbox::{Environment, Limits, Sandbox};
 use crate::seed::{self, Manifest};
 use crate::store::{Decided, SeedStatus, Store};
+use crate::synth;
 use crate::task::{self, Task};
 use crate::verdict::Verdict;
 use crate::verify::{self, Outcome, VerifyConfig};
@@ -26,8 +27,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::Instant;
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Which sandbox backend runs the tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -81,6 +82,8 @@ pub struct RunConfig {
     /// enumerating; the file paths must be relative to the seed's repository root.
     pub candidates_file: Option<PathBuf>,
     pub progress: bool,
+    /// Synthesize tests for survivors (Python).
+    pub synthesize: bool,
 }
 
 /// What happened to one seed.
@@ -401,6 +404,19 @@ fn run_seed(
         image: env.image_name(),
         sandbox: sandbox.kind(),
         repeats: cfg.verify.repeats,
+        synth: (cfg.synthesize && repo.profile.language == Language::Python).then(|| {
+            synth::SynthSetup {
+                python: test_command
+                    .strip_suffix(" -m pytest")
+                    .unwrap_or("python")
+                    .to_string(),
+                pytest: test_command.clone(),
+                source_files: repo.profile.source_files.clone(),
+                python_path: repo.profile.python_path.clone(),
+                test_files: repo.profile.test_files.clone(),
+            }
+        }),
+        trace: OnceLock::new(),
         test_command,
     };
     verify_all(cfg, &ctx, runner, todo, store)?;
@@ -438,6 +454,10 @@ struct SeedContext<'a> {
     sandbox: &'static str,
     repeats: usize,
     test_command: String,
+    /// Test synthesis for survivors (Python, unless `--no-synthesis`).
+    synth: Option<synth::SynthSetup>,
+    /// The clean suite's recorded calls, made once per seed by the first survivor.
+    trace: OnceLock<Result<synth::Trace, String>>,
 }
 
 fn spinner(show: bool, msg: String) -> ProgressBar {
@@ -500,7 +520,7 @@ fn verify_all(
                     let clean = std::fs::read_to_string(ctx.repo.checkout.join(&cand.file))
                         .unwrap_or_default();
                     let gold = task::gold_patch(&clean, &cand);
-                    let outcome = verify::screen_and_verify(
+                    let mut outcome = verify::screen_and_verify(
                         worker.as_mut(),
                         runner,
                         ctx.baseline,
@@ -508,6 +528,20 @@ fn verify_all(
                         &gold,
                         &cfg.verify,
                     );
+                    if outcome.verdict.reason().is_some_and(|r| r.is_survivor()) {
+                        if let Some(setup) = &ctx.synth {
+                            outcome = synthesize(
+                                worker.as_mut(),
+                                ctx,
+                                setup,
+                                runner,
+                                &cand,
+                                &gold,
+                                &cfg.verify,
+                                outcome,
+                            );
+                        }
+                    }
                     if tx.send(Ok((cand, outcome))).is_err() {
                         return;
                     }
@@ -557,6 +591,101 @@ fn verify_all(
     }
 }
 
+/// Give a survivor a synthesized test: trace (once per seed), replay the calls that reach
+/// its function, write the differences as a test file, verify it like any task.
+#[allow(clippy::too_many_arguments)]
+fn synthesize(
+    worker: &mut dyn crate::sandbox::Worker,
+    ctx: &SeedContext<'_>,
+    setup: &synth::SynthSetup,
+    runner: &dyn TestRunner,
+    cand: &Candidate,
+    gold: &str,
+    verify_cfg: &VerifyConfig,
+    mut outcome: Outcome,
+) -> Outcome {
+    let started = Instant::now();
+    let timeout = Duration::from_secs_f64(ctx.baseline.run_timeout_s.max(10.0) * 5.0);
+    let trace = ctx.trace.get_or_init(|| {
+        let t = Instant::now();
+        let r = synth::trace(worker, setup, timeout).map_err(|e| e.to_string());
+        match &r {
+            Ok(tr) => tracing::info!(seed = %ctx.repo.name, calls = tr.calls.len(), dropped = tr.dropped, seconds = t.elapsed().as_secs_f64(), "recorded the clean suite's calls"),
+            Err(e) => tracing::warn!(seed = %ctx.repo.name, "tracing the clean suite failed: {e}"),
+        }
+        r
+    });
+    let trace = match trace {
+        Ok(t) => t,
+        Err(e) => {
+            outcome.synthesis = Some(synth::SynthRecord {
+                status: "error".into(),
+                detail: format!("tracing the clean suite: {e}"),
+                ..Default::default()
+            });
+            return outcome;
+        }
+    };
+    let search = match synth::search(worker, setup, trace, cand, timeout) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = worker.reset();
+            outcome.synthesis = Some(synth::SynthRecord {
+                status: "error".into(),
+                detail: e.to_string(),
+                ..Default::default()
+            });
+            return outcome;
+        }
+    };
+    if search.found.is_empty() && search.reaching == 0 && search.searched == 0 {
+        outcome.synthesis = Some(synth::SynthRecord::from_search(
+            "no-reaching-calls",
+            &search,
+        ));
+        return outcome;
+    }
+    if search.found.is_empty() {
+        outcome.synthesis = Some(synth::SynthRecord::from_search("no-difference", &search));
+        outcome.verdict = crate::verdict::Verdict::rejected(
+            crate::verdict::Reason::LikelyEquivalent,
+            format!(
+                "no input tells the versions apart: {} of {} recorded calls reaching `{}` replayed \
+                 (through {} function(s)); Hypothesis searched {} function(s) of its module{}",
+                search.replayed,
+                search.reaching,
+                cand.function,
+                search.entry_functions,
+                search.searched,
+                search
+                    .search_error
+                    .as_deref()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
+            ),
+        );
+        outcome.seconds += started.elapsed().as_secs_f64();
+        return outcome;
+    }
+    let test = synth::render(&search.found, setup, cand);
+    let mut record = synth::SynthRecord::from_search("synthesized", &search);
+    record.test_path = Some(test.path.clone());
+    record.cases = test.cases.clone();
+    outcome.synthesis = Some(record);
+    outcome.seconds += started.elapsed().as_secs_f64();
+    verify::verify_synthesized(
+        worker,
+        runner,
+        ctx.baseline,
+        cand,
+        gold,
+        &test.patch,
+        &test.tests,
+        verify_cfg,
+        outcome,
+    )
+}
+
 fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Result<Task, String> {
     let repo = ctx.repo;
     let clean = std::fs::read_to_string(repo.checkout.join(&cand.file))
@@ -578,7 +707,7 @@ fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Res
         repo: repo.name.clone(),
         base_commit: repo.commit.clone(),
         patch,
-        test_patch: String::new(),
+        test_patch: outcome.test_patch.clone(),
         problem_statement,
         hints_text: String::new(),
         created_at: task::now_utc(),
@@ -608,7 +737,7 @@ fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Res
                 function_lines,
                 fix_lines,
                 files_in_fix: 1,
-                synthesized_tests: false,
+                synthesized_tests: !outcome.test_patch.is_empty(),
                 score: task::difficulty_score(&cand.category, killing, function_lines),
             },
             verification: task::Evidence {

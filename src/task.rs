@@ -131,6 +131,24 @@ pub fn file_diff(path: &str, old: &str, new: &str) -> String {
 }
 
 /// The gold fix for a candidate: buggy → clean.
+/// A `diff --git` that creates `path` with `text`.
+pub fn file_diff_new(path: &str, text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = format!(
+        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
+        lines.len()
+    );
+    for l in &lines {
+        out.push('+');
+        out.push_str(l);
+        out.push('\n');
+    }
+    if !text.ends_with('\n') {
+        out.push_str("\\ No newline at end of file\n");
+    }
+    out
+}
+
 pub fn gold_patch(clean: &str, cand: &Candidate) -> String {
     file_diff(&cand.file, &buggy_text(clean, cand), clean)
 }

@@ -27,6 +27,9 @@ pub enum Reason {
     CompileError,
     /// No test, existing or synthesized, tells the bug apart.
     LikelyEquivalent,
+    /// A synthesized test told the versions apart when replayed but did not verify as a test
+    /// (it fails on the clean code, or passes with the bug).
+    SynthesisFailed,
     /// The issue text would reveal the fix.
     IssueLeak,
     /// The sandbox failed (not the candidate's fault).
@@ -46,6 +49,7 @@ impl Reason {
             Reason::FixFailed => "fix-failed",
             Reason::CompileError => "compile-error",
             Reason::LikelyEquivalent => "likely-equivalent",
+            Reason::SynthesisFailed => "synthesis-failed",
             Reason::IssueLeak => "issue-leak",
             Reason::SandboxError => "sandbox-error",
         }

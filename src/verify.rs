@@ -46,6 +46,13 @@ pub struct Outcome {
     pub runs: Vec<Run>,
     /// Wall time spent on the candidate, seconds.
     pub seconds: f64,
+    /// Tests added before grading (a synthesized test file), empty when the repository's own
+    /// tests catch the bug.
+    #[serde(default)]
+    pub test_patch: String,
+    /// What test synthesis did for a survivor (absent for killed candidates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synthesis: Option<crate::synth::SynthRecord>,
 }
 
 /// Screen `cand` with the tests covering its lines and, when they kill it, verify it.
@@ -66,6 +73,8 @@ pub fn screen_and_verify(
         pass_to_pass: Vec::new(),
         runs: Vec::new(),
         seconds: 0.0,
+        test_patch: String::new(),
+        synthesis: None,
     };
     outcome.verdict = match verify_inner(
         worker,
@@ -338,6 +347,165 @@ fn verify_inner(
                     not_passing.len(),
                     not_passing[0]
                 ),
+            ));
+        }
+    }
+    worker.reset()?;
+    Ok(Verdict::Accepted)
+}
+
+/// Triple verification of a survivor with a synthesized test file (`test_patch` adds it;
+/// `new_tests` are its node ids): 1. clean code + tests: the new tests pass; 2. buggy code +
+/// tests, whole suite: every new test fails, every stable test passes; 3. buggy + gold fix
+/// + tests: all pass. Each check repeated `cfg.repeats` times from a clean tree, and the
+/// repeats must agree. `outcome` keeps the screening runs; the new runs are appended.
+#[allow(clippy::too_many_arguments)]
+pub fn verify_synthesized(
+    worker: &mut dyn Worker,
+    runner: &dyn TestRunner,
+    baseline: &Baseline,
+    cand: &Candidate,
+    gold_patch: &str,
+    test_patch: &str,
+    new_tests: &[String],
+    cfg: &VerifyConfig,
+    mut outcome: Outcome,
+) -> Outcome {
+    let started = Instant::now();
+    outcome.verdict = match synthesized_inner(
+        worker,
+        runner,
+        baseline,
+        cand,
+        gold_patch,
+        test_patch,
+        new_tests,
+        cfg,
+        &mut outcome,
+    ) {
+        Ok(v) => v,
+        Err(Failure::Patch(e)) => Verdict::rejected(Reason::PatchFailed, e),
+        Err(Failure::Sandbox(e)) => Verdict::rejected(Reason::SandboxError, e),
+    };
+    if outcome.verdict.is_accepted() {
+        outcome.fail_to_pass = new_tests.to_vec();
+        outcome.pass_to_pass = baseline.stable_pass.iter().cloned().collect();
+        outcome.test_patch = test_patch.to_string();
+    } else {
+        outcome.fail_to_pass.clear();
+        outcome.pass_to_pass.clear();
+    }
+    outcome.seconds += started.elapsed().as_secs_f64();
+    outcome
+}
+
+#[allow(clippy::too_many_arguments)]
+fn synthesized_inner(
+    worker: &mut dyn Worker,
+    runner: &dyn TestRunner,
+    baseline: &Baseline,
+    cand: &Candidate,
+    gold_patch: &str,
+    test_patch: &str,
+    new_tests: &[String],
+    cfg: &VerifyConfig,
+    out: &mut Outcome,
+) -> Result<Verdict, Failure> {
+    let budget = baseline.budget();
+    let synth_patch = |e: SandboxError| match e {
+        SandboxError::Patch(p) => Failure::Patch(format!("synthesized test patch: {p}")),
+        other => Failure::from(other),
+    };
+    let stable = &baseline.stable_pass;
+    // Check 1: the new tests pass on the clean code.
+    for i in 1..=cfg.repeats.max(1) {
+        worker.reset()?;
+        worker.apply_patch(test_patch).map_err(synth_patch)?;
+        let run = runner.run(worker, &format!("synth-clean#{i}"), Some(new_tests), budget)?;
+        let bad = abnormal(&run);
+        let not_passing: Vec<&String> = new_tests
+            .iter()
+            .filter(|t| run.status(t) != TestStatus::Passed)
+            .collect();
+        out.runs.push(run);
+        if let Some(v) = bad {
+            return Ok(v);
+        }
+        if let Some(t) = not_passing.first() {
+            return Ok(Verdict::rejected(
+                Reason::SynthesisFailed,
+                format!(
+                    "synth-clean#{i}: the synthesized test {t} does not pass on the clean code"
+                ),
+            ));
+        }
+    }
+    // Check 2: buggy code, whole suite: the new tests fail, the stable tests pass.
+    for i in 1..=cfg.repeats.max(1) {
+        worker.reset()?;
+        worker.apply_patch(test_patch).map_err(synth_patch)?;
+        worker.apply_patch(&cand.bug_patch)?;
+        let run = runner.run(worker, &format!("buggy#{i}"), None, budget)?;
+        let bad = abnormal(&run);
+        let passing_new: Vec<&String> = new_tests
+            .iter()
+            .filter(|t| !run.status(t).is_failure())
+            .collect();
+        let failing_stable: Vec<&String> = stable
+            .iter()
+            .filter(|t| run.status(t) != TestStatus::Passed)
+            .collect();
+        out.runs.push(run);
+        if let Some(v) = bad {
+            return Ok(v);
+        }
+        if let Some(t) = passing_new.first() {
+            return Ok(Verdict::rejected(
+                if i == 1 {
+                    Reason::SynthesisFailed
+                } else {
+                    Reason::Flaky
+                },
+                format!("buggy#{i}: the synthesized test {t} does not fail with the bug"),
+            ));
+        }
+        if let Some(t) = failing_stable.first() {
+            return Ok(Verdict::rejected(
+                Reason::Flaky,
+                format!(
+                    "buggy#{i}: {t} fails with the bug in the whole suite but passed screening"
+                ),
+            ));
+        }
+    }
+    // Check 3: buggy + gold fix: everything passes.
+    for i in 1..=cfg.repeats.max(1) {
+        worker.reset()?;
+        worker.apply_patch(test_patch).map_err(synth_patch)?;
+        worker.apply_patch(&cand.bug_patch)?;
+        worker.apply_patch(gold_patch).map_err(|e| match e {
+            SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
+            other => Failure::from(other),
+        })?;
+        let run = runner.run(worker, &format!("fixed#{i}"), None, budget)?;
+        let bad = abnormal(&run);
+        let not_passing: Vec<&String> = stable
+            .iter()
+            .chain(new_tests.iter())
+            .filter(|t| run.status(t) != TestStatus::Passed)
+            .collect();
+        out.runs.push(run);
+        if let Some(v) = bad {
+            return Ok(v);
+        }
+        if let Some(t) = not_passing.first() {
+            return Ok(Verdict::rejected(
+                if i == 1 {
+                    Reason::FixFailed
+                } else {
+                    Reason::Flaky
+                },
+                format!("fixed#{i}: {t} does not pass with the gold fix"),
             ));
         }
     }

@@ -542,7 +542,11 @@ fn move_root_off_fuse(client: &Client, id: &str) -> Result<(), String> {
     let config = CreateExecOptions {
         attach_stdout: Some(true),
         attach_stderr: Some(true),
-        cmd: Some(vec!["bash".to_string(), "-c".to_string(), FAST_ROOT.to_string()]),
+        cmd: Some(vec![
+            "bash".to_string(),
+            "-c".to_string(),
+            FAST_ROOT.to_string(),
+        ]),
         user: Some("0:0".to_string()),
         working_dir: Some("/".to_string()),
         ..Default::default()

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Test tools installed into every environment next to the project's dependencies.
-pub const PYTHON_TEST_TOOLS: &[&str] = &["pytest", "pytest-cov", "coverage"];
+/// Hypothesis proposes inputs for test synthesis (src/synth/search.py); the tests swe-forge
+/// writes do not use it.
+pub const PYTHON_TEST_TOOLS: &[&str] = &["pytest", "pytest-cov", "coverage", "hypothesis"];
 
 /// The local backend.
 #[derive(Clone, Debug)]

@@ -1,0 +1,122 @@
+# Shared by trace.py and replay.py (swe-forge test synthesis): write a value back as Python
+# source that evaluates to an equal value, or refuse.
+#
+# Accepted: None, bools, ints, finite floats, str, bytes, Decimal, Fraction, the datetime
+# types, tuples/lists/dicts/sets/frozensets of accepted values, and objects of the
+# repository's own classes whose repr() evaluates (in their module) to an equal object.
+# Sets are written sorted by their elements' source so the text is stable; they still compare
+# by equality. Anything else (object ids, open files, generators, NaN) is refused.
+
+import datetime as _dt
+import decimal as _decimal
+import fractions as _fractions
+import math as _math
+import sys as _sys
+
+MAX_SOURCE = 240
+MAX_ITEMS = 24
+
+
+class Refused(Exception):
+    pass
+
+
+def to_source(value, imports, repo_modules, depth=0):
+    """Source text for `value`; adds the imports it needs to `imports` (a set of lines)."""
+    if depth > 4:
+        raise Refused("too deep")
+    t = type(value)
+    if value is None or t is bool:
+        return repr(value)
+    if t is int:
+        if abs(value) > 10**30:
+            raise Refused("huge int")
+        return repr(value)
+    if t is float:
+        if not _math.isfinite(value):
+            raise Refused("non-finite float")
+        return repr(value)
+    if t is str or t is bytes:
+        if len(value) > MAX_SOURCE:
+            raise Refused("long string")
+        return repr(value)
+    if t is _decimal.Decimal:
+        if not value.is_finite():
+            raise Refused("non-finite decimal")
+        imports.add("from decimal import Decimal")
+        return "Decimal(%r)" % str(value)
+    if t is _fractions.Fraction:
+        imports.add("from fractions import Fraction")
+        return "Fraction(%d, %d)" % (value.numerator, value.denominator)
+    if t in (_dt.date, _dt.datetime, _dt.time, _dt.timedelta):
+        if getattr(value, "tzinfo", None) is not None:
+            raise Refused("aware datetime")
+        imports.add("import datetime")
+        return repr(value)
+    if t in (tuple, list, set, frozenset, dict):
+        if len(value) > MAX_ITEMS:
+            raise Refused("large container")
+        if t is dict:
+            items = [
+                "%s: %s"
+                % (
+                    to_source(k, imports, repo_modules, depth + 1),
+                    to_source(v, imports, repo_modules, depth + 1),
+                )
+                for k, v in value.items()
+            ]
+            return "{" + ", ".join(items) + "}"
+        items = [to_source(v, imports, repo_modules, depth + 1) for v in value]
+        if t is tuple:
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if t is list:
+            return "[" + ", ".join(items) + "]"
+        items.sort()
+        if t is set:
+            return "{" + ", ".join(items) + "}" if items else "set()"
+        return "frozenset({" + ", ".join(items) + "})" if items else "frozenset()"
+    module = getattr(t, "__module__", "")
+    if module in repo_modules and "." not in t.__qualname__:
+        return _repo_object(value, t, module, imports)
+    raise Refused("unsupported type %s" % t.__name__)
+
+
+def _repo_object(value, t, module, imports):
+    if type(value).__eq__ is object.__eq__:
+        raise Refused("%s has no __eq__" % t.__name__)
+    text = repr(value)
+    if len(text) > MAX_SOURCE or not text.startswith(t.__name__ + "("):
+        raise Refused("%s repr is not a constructor call" % t.__name__)
+    namespace = dict(vars(_sys.modules[module]))
+    namespace.update(_EVAL_GLOBALS)
+    try:
+        again = eval(text, namespace)
+    except Exception:
+        raise Refused("%s repr does not evaluate" % t.__name__)
+    if type(again) is not t or not (again == value):
+        raise Refused("%s repr does not round-trip" % t.__name__)
+    # Its arguments need their own imports (dates, decimals) too.
+    for name, line in _REPR_IMPORTS:
+        if name in text:
+            imports.add(line)
+    imports.add("from %s import %s" % (module, t.__name__))
+    return text
+
+
+_EVAL_GLOBALS = {
+    "Decimal": _decimal.Decimal,
+    "Fraction": _fractions.Fraction,
+    "datetime": _dt,
+}
+_REPR_IMPORTS = [
+    ("Decimal(", "from decimal import Decimal"),
+    ("Fraction(", "from fractions import Fraction"),
+    ("datetime.", "import datetime"),
+]
+
+
+def eval_source(text, repo_namespace=None):
+    namespace = dict(_EVAL_GLOBALS)
+    if repo_namespace:
+        namespace.update(repo_namespace)
+    return eval(text, namespace)

@@ -1,0 +1,1047 @@
+//! Test synthesis for survivors (Python): record calls while the clean suite runs, replay
+//! those that reach the mutated function on the clean and the buggy code, and write the
+//! inputs whose outcome differs as a small pytest file that calls the public API.
+//!
+//! The Python halves ship into the sandbox: `trace.py` (a pytest plugin recording calls and
+//! which repository functions each reached), `replay.py` (makes the calls, twice, and writes
+//! their outcomes) and `literal.py` (values as Python source, or refused). The synthesized
+//! file goes through the same triple verification as every task (see
+//! [`crate::verify::verify_synthesized`]).
+
+use crate::candidate::Candidate;
+use crate::sandbox::{shell_quote, SandboxError, Worker};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+const LITERAL_PY: &str = include_str!("literal.py");
+const TRACE_PY: &str = include_str!("trace.py");
+const REPLAY_PY: &str = include_str!("replay.py");
+const SEARCH_PY: &str = include_str!("search.py");
+const SEARCH_IN: &str = "swe_forge_search_in.json";
+const SEARCH_OUT: &str = "swe_forge_search.json";
+/// Seconds the Hypothesis search may spend per survivor.
+pub const SEARCH_SECONDS: u64 = 12;
+const TRACE_OUT: &str = "swe_forge_trace.json";
+const CALLS_IN: &str = "swe_forge_calls.json";
+const REPLAY_OUT: &str = "swe_forge_replay.json";
+/// At most this many recorded calls are replayed per survivor.
+pub const MAX_REPLAYED: usize = 200;
+/// At most this many asserts in one synthesized file.
+pub const MAX_ASSERTS: usize = 3;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SynthError {
+    #[error("sandbox: {0}")]
+    Sandbox(#[from] SandboxError),
+    #[error("{0}")]
+    Helper(String),
+}
+
+/// What synthesis needs to know about the repository.
+#[derive(Clone, Debug)]
+pub struct SynthSetup {
+    /// The interpreter (`python`), as the test command uses it.
+    pub python: String,
+    /// The command that starts pytest (`python -m pytest`).
+    pub pytest: String,
+    /// Repository-relative source files whose functions are traced.
+    pub source_files: Vec<String>,
+    /// Import roots (`.`, `src`), prepended to PYTHONPATH.
+    pub python_path: Vec<String>,
+    /// Existing test files: the new file goes beside them under a name none of them has.
+    pub test_files: Vec<String>,
+}
+
+/// One recorded call (see trace.py).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TracedCall {
+    pub file: String,
+    pub module: String,
+    pub qualname: String,
+    /// Source of the receiver for methods (`Period(...)`), else `None`.
+    pub receiver: Option<String>,
+    /// `(arg, key=value)` source.
+    pub args: String,
+    pub imports: Vec<String>,
+    /// `file::qualname` of every repository function this call reached, itself included.
+    pub reaches: Vec<String>,
+}
+
+/// Every call recorded in one run of the clean suite.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub calls: Vec<TracedCall>,
+    /// Calls whose arguments could not be written back as source.
+    pub dropped: usize,
+}
+
+/// What one call did (see replay.py).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum CallOutcome {
+    Value {
+        source: Option<String>,
+        repr: String,
+        #[serde(default)]
+        imports: Vec<String>,
+        #[serde(default)]
+        nondeterministic: bool,
+    },
+    Raised {
+        #[serde(rename = "type")]
+        type_name: String,
+        type_module: String,
+        message: String,
+        #[serde(default)]
+        nondeterministic: bool,
+    },
+    Timeout,
+    Error {
+        detail: String,
+    },
+}
+
+impl CallOutcome {
+    fn deterministic(&self) -> bool {
+        match self {
+            CallOutcome::Value {
+                nondeterministic, ..
+            }
+            | CallOutcome::Raised {
+                nondeterministic, ..
+            } => !nondeterministic,
+            _ => false,
+        }
+    }
+
+    /// A short human description: `returns 3` / `raises ValueError: empty`.
+    pub fn describe(&self) -> String {
+        match self {
+            CallOutcome::Value { source, repr, .. } => {
+                format!("returns {}", source.as_deref().unwrap_or(repr))
+            }
+            CallOutcome::Raised {
+                type_name, message, ..
+            } => {
+                if message.is_empty() {
+                    format!("raises {type_name}")
+                } else {
+                    format!("raises {type_name}: {message}")
+                }
+            }
+            CallOutcome::Timeout => "does not return (times out)".into(),
+            CallOutcome::Error { detail } => format!("cannot be called ({detail})"),
+        }
+    }
+}
+
+/// An input on which the clean and the buggy code differ.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Distinguishing {
+    pub call: TracedCall,
+    pub clean: CallOutcome,
+    pub buggy: CallOutcome,
+}
+
+impl Distinguishing {
+    /// The call as a user writes it: `parse_quantity('2 kg')`, `Period(...).contains(...)`.
+    pub fn call_text(&self) -> String {
+        call_expr(&self.call)
+    }
+}
+
+/// The result of searching recorded inputs for one survivor.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Search {
+    /// Recorded calls that reach the mutated function.
+    pub reaching: usize,
+    /// Of those, replayed (capped at [`MAX_REPLAYED`]).
+    pub replayed: usize,
+    /// Functions those calls enter through.
+    pub entry_functions: usize,
+    pub found: Vec<Distinguishing>,
+    /// Entry functions Hypothesis searched (when no recorded input told the versions apart).
+    #[serde(default)]
+    pub searched: usize,
+    /// Why the Hypothesis search could not run, when it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_error: Option<String>,
+}
+
+/// A synthesized test file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SynthTest {
+    pub path: String,
+    pub source: String,
+    /// pytest node ids of its tests.
+    pub tests: Vec<String>,
+    /// The cases it asserts, in test order.
+    pub cases: Vec<Distinguishing>,
+    /// `diff --git` adding the file.
+    pub patch: String,
+}
+
+/// What synthesis did for one survivor, kept with its outcome.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SynthRecord {
+    /// `synthesized` (a test was written; the verdict says whether it verified),
+    /// `no-difference` (recorded inputs reach the function, none tells the versions apart),
+    /// `no-reaching-calls` (no recorded call reaches the function), `error`.
+    pub status: String,
+    pub reaching: usize,
+    pub replayed: usize,
+    pub entry_functions: usize,
+    /// Entry functions the Hypothesis search tried.
+    #[serde(default)]
+    pub searched: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cases: Vec<Distinguishing>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+impl SynthRecord {
+    pub fn from_search(status: &str, s: &Search) -> SynthRecord {
+        SynthRecord {
+            status: status.to_string(),
+            reaching: s.reaching,
+            replayed: s.replayed,
+            entry_functions: s.entry_functions,
+            searched: s.searched,
+            test_path: None,
+            cases: s.found.clone(),
+            detail: s.search_error.clone().unwrap_or_default(),
+        }
+    }
+}
+
+fn ship_helpers(scratch: &str) -> String {
+    let mut s = String::new();
+    for (name, body) in [
+        ("swe_forge_literal.py", LITERAL_PY),
+        ("swe_forge_trace.py", TRACE_PY),
+        ("swe_forge_replay.py", REPLAY_PY),
+        ("swe_forge_search.py", SEARCH_PY),
+    ] {
+        s.push_str(&format!(
+            "cat > {} <<'SWE_FORGE_EOF'\n{body}\nSWE_FORGE_EOF\n",
+            shell_quote(&format!("{scratch}/{name}"))
+        ));
+    }
+    s
+}
+
+fn python_path(setup: &SynthSetup, scratch: &str) -> String {
+    let mut parts: Vec<String> = vec![scratch.to_string()];
+    parts.extend(setup.python_path.iter().cloned());
+    format!(
+        "export PYTHONPATH={}${{PYTHONPATH:+:$PYTHONPATH}}\n",
+        shell_quote(&parts.join(":"))
+    )
+}
+
+/// Run the clean suite once with the tracer. The worker is reset first and after.
+pub fn trace(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    timeout: Duration,
+) -> Result<Trace, SynthError> {
+    worker.reset()?;
+    let scratch = worker.scratch().to_string();
+    let files = serde_json::to_string(&setup.source_files).unwrap_or_else(|_| "[]".into());
+    let script = format!(
+        "{}{}export SWE_FORGE_TRACE_FILES={} SWE_FORGE_TRACE_OUT={}\n{} -p swe_forge_trace -p no:cacheprovider -q --no-header >/dev/null 2>&1\ntest -s \"$SWE_FORGE_TRACE_OUT\"\n",
+        ship_helpers(&scratch),
+        python_path(setup, &scratch),
+        shell_quote(&files),
+        shell_quote(&format!("{scratch}/{TRACE_OUT}")),
+        setup.pytest,
+    );
+    let out = worker.exec(&script, timeout)?;
+    worker.reset()?;
+    let bytes = worker.read_scratch(TRACE_OUT)?.ok_or_else(|| {
+        SynthError::Helper(format!(
+            "the tracer wrote nothing (exit {:?}): {}",
+            out.exit_code,
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ))
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| SynthError::Helper(format!("trace.json: {e}")))
+}
+
+fn is_public(call: &TracedCall) -> bool {
+    !call.qualname.split('.').any(|p| p.starts_with('_'))
+        && !call.module.split('.').any(|p| p.starts_with('_'))
+}
+
+/// The recorded calls to replay for `cand`: those that reached its function, public entry
+/// points first, then the shortest; round-robin over entry functions; at most `cap`.
+pub fn reaching_calls<'t>(
+    trace: &'t Trace,
+    cand: &Candidate,
+    cap: usize,
+) -> (usize, Vec<&'t TracedCall>) {
+    let target = format!("{}::{}", cand.file, cand.function);
+    let mut by_entry: BTreeMap<(bool, String), Vec<&TracedCall>> = BTreeMap::new();
+    let mut reaching = 0;
+    for call in &trace.calls {
+        if call.reaches.iter().any(|r| *r == target) {
+            reaching += 1;
+            by_entry
+                .entry((
+                    !is_public(call),
+                    format!("{}::{}", call.file, call.qualname),
+                ))
+                .or_default()
+                .push(call);
+        }
+    }
+    for calls in by_entry.values_mut() {
+        calls.sort_by_key(|c| {
+            (
+                c.args.len() + c.receiver.as_ref().map_or(0, |r| r.len()),
+                c.args.clone(),
+            )
+        });
+    }
+    let mut out = Vec::new();
+    let mut round = 0;
+    while out.len() < cap {
+        let mut any = false;
+        for calls in by_entry.values() {
+            if let Some(c) = calls.get(round) {
+                any = true;
+                if out.len() < cap {
+                    out.push(*c);
+                }
+            }
+        }
+        if !any {
+            break;
+        }
+        round += 1;
+    }
+    (reaching, out)
+}
+
+fn replay(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    calls: &[&TracedCall],
+    bug_patch: Option<&str>,
+    timeout: Duration,
+) -> Result<BTreeMap<String, CallOutcome>, SynthError> {
+    worker.reset()?;
+    if let Some(p) = bug_patch {
+        worker.apply_patch(p)?;
+    }
+    let scratch = worker.scratch().to_string();
+    let input: Vec<serde_json::Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            serde_json::json!({
+                "id": i.to_string(),
+                "module": c.module,
+                "qualname": c.qualname,
+                "receiver": c.receiver,
+                "args": c.args,
+            })
+        })
+        .collect();
+    let input = serde_json::to_string(&input).unwrap_or_default();
+    let script = format!(
+        "{}cat > {} <<'SWE_FORGE_EOF'\n{input}\nSWE_FORGE_EOF\n{}{} {} {} {} >/dev/null\n",
+        ship_helpers(&scratch),
+        shell_quote(&format!("{scratch}/{CALLS_IN}")),
+        python_path(setup, &scratch),
+        setup.python,
+        shell_quote(&format!("{scratch}/swe_forge_replay.py")),
+        shell_quote(&format!("{scratch}/{CALLS_IN}")),
+        shell_quote(&format!("{scratch}/{REPLAY_OUT}")),
+    );
+    let out = worker.exec(&script, timeout)?;
+    let bytes = worker.read_scratch(REPLAY_OUT)?.ok_or_else(|| {
+        SynthError::Helper(format!(
+            "replay wrote nothing (exit {:?}): {}",
+            out.exit_code,
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ))
+    })?;
+    worker.reset()?;
+    serde_json::from_slice(&bytes).map_err(|e| SynthError::Helper(format!("replay.json: {e}")))
+}
+
+/// Whether `clean` → `buggy` is a difference a test can assert.
+fn assertable(clean: &CallOutcome, buggy: &CallOutcome) -> bool {
+    if !clean.deterministic() {
+        return false;
+    }
+    match (clean, buggy) {
+        (
+            CallOutcome::Value {
+                source: Some(a), ..
+            },
+            CallOutcome::Value { source: b, .. },
+        ) => b.as_deref() != Some(a.as_str()),
+        (CallOutcome::Value { .. }, CallOutcome::Raised { .. } | CallOutcome::Timeout) => true,
+        (
+            CallOutcome::Raised {
+                type_name,
+                type_module,
+                message,
+                ..
+            },
+            CallOutcome::Raised {
+                type_name: t2,
+                type_module: m2,
+                message: msg2,
+                ..
+            },
+        ) => (type_name, type_module) != (t2, m2) || message != msg2,
+        (CallOutcome::Raised { .. }, CallOutcome::Value { .. } | CallOutcome::Timeout) => true,
+        _ => false,
+    }
+}
+
+/// Replay the calls that reach `cand`'s function on the clean and the buggy code; keep the
+/// inputs whose outcomes differ (at most [`MAX_ASSERTS`], distinct entry functions first).
+pub fn search(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    trace: &Trace,
+    cand: &Candidate,
+    timeout: Duration,
+) -> Result<Search, SynthError> {
+    let (reaching, calls) = reaching_calls(trace, cand, MAX_REPLAYED);
+    let entry_functions = calls
+        .iter()
+        .map(|c| (&c.file, &c.qualname))
+        .collect::<BTreeSet<_>>()
+        .len();
+    let mut search = Search {
+        reaching,
+        replayed: calls.len(),
+        entry_functions,
+        found: Vec::new(),
+        searched: 0,
+        search_error: None,
+    };
+    if calls.is_empty() {
+        generated(worker, setup, trace, cand, timeout, &mut search)?;
+        return Ok(search);
+    }
+    let clean = replay(worker, setup, &calls, None, timeout)?;
+    let buggy = replay(worker, setup, &calls, Some(&cand.bug_patch), timeout)?;
+    let mut seen_entries = BTreeSet::new();
+    let mut later = Vec::new();
+    for (i, call) in calls.iter().enumerate() {
+        let id = i.to_string();
+        let (Some(c), Some(b)) = (clean.get(&id), buggy.get(&id)) else {
+            continue;
+        };
+        if !assertable(c, b) {
+            continue;
+        }
+        let d = Distinguishing {
+            call: (*call).clone(),
+            clean: c.clone(),
+            buggy: b.clone(),
+        };
+        if seen_entries.insert((call.file.clone(), call.qualname.clone())) {
+            search.found.push(d);
+        } else {
+            later.push(d);
+        }
+    }
+    search.found.extend(later);
+    search.found.truncate(MAX_ASSERTS);
+    if search.found.is_empty() {
+        generated(worker, setup, trace, cand, timeout, &mut search)?;
+    }
+    Ok(search)
+}
+
+/// Hypothesis proposes inputs for the mutated module's entry functions (templates: their
+/// recorded calls that reached the mutated function); proposals are replayed on the clean and
+/// the buggy tree like recorded calls, and only assertable differences are kept.
+fn generated(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    trace: &Trace,
+    cand: &Candidate,
+    timeout: Duration,
+    search: &mut Search,
+) -> Result<(), SynthError> {
+    let (_, calls) = reaching_calls(trace, cand, MAX_REPLAYED);
+    let mut templates = Vec::new();
+    let mut seen = BTreeSet::new();
+    for c in calls.iter().filter(|c| c.file == cand.file) {
+        if seen.insert(&c.qualname) || templates.len() < 4 {
+            templates.push(*c);
+        }
+        if templates.len() >= 8 {
+            break;
+        }
+    }
+    // Never reached by the tests: search the mutated function itself, from its signature.
+    let signature_only;
+    if templates.is_empty() && !cand.function.contains('.') {
+        let Some(module) = module_name(trace, setup, &cand.file) else {
+            return Ok(());
+        };
+        signature_only = TracedCall {
+            file: cand.file.clone(),
+            module,
+            qualname: cand.function.clone(),
+            receiver: None,
+            args: String::new(),
+            imports: vec![],
+            reaches: vec![],
+        };
+        templates.push(&signature_only);
+        seen.insert(&cand.function);
+    }
+    let Some(first) = templates.first().copied() else {
+        return Ok(());
+    };
+    search.searched = seen.len();
+    let module = first.module.clone();
+    // The clean text of the mutated file, read from the clean tree.
+    worker.reset()?;
+    let clean_source = {
+        let out = worker.exec(&format!("cat {}", shell_quote(&cand.file)), timeout)?;
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    worker.apply_patch(&cand.bug_patch)?;
+    let scratch = worker.scratch().to_string();
+    let request = serde_json::json!({
+        "module": module,
+        "file": cand.file,
+        "clean_source": clean_source,
+        "templates": templates.iter().map(|c| serde_json::json!({
+            "qualname": c.qualname, "receiver": c.receiver,
+            // An empty argument list marks a signature-only template.
+            "args": if c.args.is_empty() { None } else { Some(&c.args) },
+        })).collect::<Vec<_>>(),
+        "seconds": SEARCH_SECONDS,
+        "max_examples": 1000,
+    });
+    let script = format!(
+        "{}cat > {} <<'SWE_FORGE_EOF'\n{}\nSWE_FORGE_EOF\n{}{} {} {} {} >/dev/null\n",
+        ship_helpers(&scratch),
+        shell_quote(&format!("{scratch}/{SEARCH_IN}")),
+        request,
+        python_path(setup, &scratch),
+        setup.python,
+        shell_quote(&format!("{scratch}/swe_forge_search.py")),
+        shell_quote(&format!("{scratch}/{SEARCH_IN}")),
+        shell_quote(&format!("{scratch}/{SEARCH_OUT}")),
+    );
+    let limit = timeout.max(Duration::from_secs(SEARCH_SECONDS * 3));
+    let out = worker.exec(&script, limit)?;
+    let bytes = worker.read_scratch(SEARCH_OUT)?;
+    worker.reset()?;
+    let Some(bytes) = bytes else {
+        search.search_error = Some(format!(
+            "the search wrote nothing (exit {:?}): {}",
+            out.exit_code,
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ));
+        return Ok(());
+    };
+    #[derive(Deserialize)]
+    struct Proposal {
+        qualname: String,
+        receiver: Option<String>,
+        args: String,
+        #[serde(default)]
+        imports: Vec<String>,
+    }
+    #[derive(Deserialize)]
+    struct Found {
+        found: Vec<Proposal>,
+        #[serde(default)]
+        error: Option<String>,
+    }
+    let found: Found = serde_json::from_slice(&bytes)
+        .map_err(|e| SynthError::Helper(format!("search.json: {e}")))?;
+    search.search_error = found.error;
+    let proposals: Vec<TracedCall> = found
+        .found
+        .into_iter()
+        .map(|p| {
+            let template = templates
+                .iter()
+                .find(|t| t.qualname == p.qualname)
+                .copied()
+                .unwrap_or(first);
+            let mut imports = template.imports.clone();
+            imports.extend(p.imports);
+            imports.sort();
+            imports.dedup();
+            TracedCall {
+                file: cand.file.clone(),
+                module: module.clone(),
+                qualname: p.qualname,
+                receiver: p.receiver,
+                args: p.args,
+                imports,
+                reaches: vec![],
+            }
+        })
+        .collect();
+    if proposals.is_empty() {
+        return Ok(());
+    }
+    let refs: Vec<&TracedCall> = proposals.iter().collect();
+    let clean = replay(worker, setup, &refs, None, timeout)?;
+    let buggy = replay(worker, setup, &refs, Some(&cand.bug_patch), timeout)?;
+    for (i, call) in proposals.iter().enumerate() {
+        let id = i.to_string();
+        if let (Some(c), Some(b)) = (clean.get(&id), buggy.get(&id)) {
+            if assertable(c, b) {
+                search.found.push(Distinguishing {
+                    call: call.clone(),
+                    clean: c.clone(),
+                    buggy: b.clone(),
+                });
+            }
+        }
+    }
+    search.found.truncate(MAX_ASSERTS);
+    Ok(())
+}
+
+/// The import name of a repository file: from a recorded call in it, else from its path
+/// under the first import root that contains it (`src/pkg/m.py` → `pkg.m`).
+fn module_name(trace: &Trace, setup: &SynthSetup, file: &str) -> Option<String> {
+    if let Some(c) = trace.calls.iter().find(|c| c.file == file) {
+        return Some(c.module.clone());
+    }
+    let rel = setup
+        .python_path
+        .iter()
+        .filter(|r| r.as_str() != ".")
+        .find_map(|r| file.strip_prefix(&format!("{}/", r.trim_end_matches('/'))))
+        .unwrap_or(file);
+    let rel = rel.strip_suffix(".py")?;
+    let rel = rel.strip_suffix("/__init__").unwrap_or(rel);
+    Some(rel.replace('/', "."))
+}
+
+fn call_expr(call: &TracedCall) -> String {
+    match &call.receiver {
+        Some(r) => format!(
+            "{r}.{}{}",
+            call.qualname.split_once('.').map_or("", |(_, m)| m),
+            call.args
+        ),
+        None => format!("{}{}", call.qualname, call.args),
+    }
+}
+
+/// A name that says what the test checks: `test_parse_quantity_of_2_kg`,
+/// `test_parse_money_raises_moneyerror_on_abc`.
+fn test_name(d: &Distinguishing, taken: &mut BTreeSet<String>) -> String {
+    let func = d
+        .call
+        .qualname
+        .rsplit('.')
+        .next()
+        .unwrap_or(&d.call.qualname)
+        .trim_start_matches('_')
+        .to_lowercase();
+    let func = if func.starts_with("_") || func.is_empty() {
+        "call".to_string()
+    } else {
+        func
+    };
+    let slug: String = d
+        .call
+        .args
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .split('_')
+        .filter(|p| !p.is_empty())
+        .take(5)
+        .collect::<Vec<_>>()
+        .join("_");
+    let what = match &d.clean {
+        CallOutcome::Raised { type_name, .. } => {
+            format!("raises_{}", type_name.to_lowercase())
+        }
+        _ => "result".to_string(),
+    };
+    let mut base = if slug.is_empty() {
+        format!("test_{func}_{what}")
+    } else {
+        format!("test_{func}_{what}_for_{slug}")
+    };
+    base.truncate(70);
+    let base = base.trim_end_matches('_').to_string();
+    let mut name = base.clone();
+    let mut n = 2;
+    while !taken.insert(name.clone()) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    name
+}
+
+fn import_line(call: &TracedCall) -> String {
+    let top = call.qualname.split('.').next().unwrap_or(&call.qualname);
+    format!("from {} import {top}", call.module)
+}
+
+/// Render the pytest file for `found` (1–[`MAX_ASSERTS`] cases) beside the existing tests.
+pub fn render(found: &[Distinguishing], setup: &SynthSetup, cand: &Candidate) -> SynthTest {
+    let mut imports: BTreeSet<String> = BTreeSet::new();
+    let mut needs_pytest = false;
+    let mut needs_re = false;
+    let mut bodies = Vec::new();
+    let mut taken = BTreeSet::new();
+    let mut names = Vec::new();
+    for d in found.iter().take(MAX_ASSERTS) {
+        imports.insert(import_line(&d.call));
+        imports.extend(d.call.imports.iter().cloned());
+        let call = call_expr(&d.call);
+        let name = test_name(d, &mut taken);
+        let body = match &d.clean {
+            CallOutcome::Value {
+                source: Some(expected),
+                imports: value_imports,
+                ..
+            } => {
+                imports.extend(value_imports.iter().cloned());
+                match expected.as_str() {
+                    "None" | "True" | "False" => format!("    assert {call} is {expected}\n"),
+                    _ => format!("    assert {call} == {expected}\n"),
+                }
+            }
+            CallOutcome::Value { source: None, .. } => {
+                format!("    {call}  # must not raise\n")
+            }
+            CallOutcome::Raised {
+                type_name,
+                type_module,
+                message,
+                ..
+            } => {
+                needs_pytest = true;
+                let exc = if type_module == "builtins" {
+                    type_name.clone()
+                } else {
+                    let top = type_name.split('.').next().unwrap_or(type_name);
+                    imports.insert(format!("from {type_module} import {top}"));
+                    type_name.clone()
+                };
+                let same_type = matches!(&d.buggy, CallOutcome::Raised { type_name: t, type_module: m, .. } if t == type_name && m == type_module);
+                if same_type && !message.is_empty() {
+                    needs_re = true;
+                    format!(
+                        "    with pytest.raises({exc}, match={}):\n        {call}\n",
+                        py_str(&format!("^{}$", regex_escape(message)))
+                    )
+                } else {
+                    format!("    with pytest.raises({exc}):\n        {call}\n")
+                }
+            }
+            _ => continue,
+        };
+        bodies.push(format!("def {name}():\n{body}"));
+        names.push(name);
+    }
+    let _ = needs_re;
+    let mut std_imports: Vec<String> = imports
+        .iter()
+        .filter(|l| {
+            l.starts_with("import ")
+                || l.starts_with("from decimal")
+                || l.starts_with("from fractions")
+        })
+        .cloned()
+        .collect();
+    std_imports.sort();
+    let mut repo_imports: Vec<String> = imports
+        .iter()
+        .filter(|l| !std_imports.contains(l))
+        .cloned()
+        .collect();
+    repo_imports.sort();
+    let mut text = format!(
+        "\"\"\"Regression tests for `{}`: inputs whose results changed.\"\"\"\n",
+        found
+            .first()
+            .map(|d| d.call.qualname.rsplit('.').next().unwrap_or("").to_string())
+            .unwrap_or_default()
+    );
+    let mut head = std_imports.join("\n");
+    if needs_pytest {
+        if !head.is_empty() {
+            head.push_str("\n\n");
+        }
+        head.push_str("import pytest");
+    }
+    text.push_str(&head);
+    if !head.is_empty() {
+        text.push_str("\n\n");
+    }
+    text.push_str(&repo_imports.join("\n"));
+    text.push_str("\n\n");
+    for b in &bodies {
+        text.push_str("\n");
+        text.push_str(b);
+        text.push('\n');
+    }
+    let text = text.trim_end().to_string() + "\n";
+    let path = test_path(setup, cand, found);
+    let patch = crate::task::file_diff_new(&path, &text);
+    SynthTest {
+        tests: names.iter().map(|n| format!("{path}::{n}")).collect(),
+        path,
+        source: text,
+        cases: found.iter().take(MAX_ASSERTS).cloned().collect(),
+        patch,
+    }
+}
+
+fn py_str(s: &str) -> String {
+    // repr-like: single quotes unless the text has them.
+    let escaped = s.replace('\\', "\\\\");
+    if !escaped.contains('\'') {
+        format!("r'{}'", s.replace('\'', "\\'"))
+    } else {
+        format!("\"{}\"", escaped.replace('"', "\\\"").replace('\n', "\\n"))
+    }
+}
+
+fn regex_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "\\.^$*+?{}[]|()".contains(c) {
+            out.push('\\');
+        }
+        if c == '\n' {
+            out.push_str("\\n");
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `tests/test_<module>_<function>_regression.py` (beside the existing tests), a name no
+/// existing test file has.
+fn test_path(setup: &SynthSetup, cand: &Candidate, found: &[Distinguishing]) -> String {
+    let dir = setup
+        .test_files
+        .iter()
+        .filter_map(|f| f.rsplit_once('/').map(|(d, _)| d.to_string()))
+        .min_by_key(|d| d.len())
+        .unwrap_or_else(|| "tests".to_string());
+    let module = cand
+        .file
+        .rsplit('/')
+        .next()
+        .unwrap_or("m")
+        .trim_end_matches(".py")
+        .trim_start_matches('_');
+    let func = found
+        .first()
+        .map(|d| {
+            d.call
+                .qualname
+                .rsplit('.')
+                .next()
+                .unwrap_or("")
+                .trim_matches('_')
+                .to_lowercase()
+        })
+        .unwrap_or_default();
+    let taken: BTreeSet<&str> = setup
+        .test_files
+        .iter()
+        .map(|f| f.rsplit('/').next().unwrap_or(f))
+        .collect();
+    let mut n = 1;
+    loop {
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!("_{n}")
+        };
+        let name = format!("test_{module}_{func}_regression{suffix}.py");
+        if !taken.contains(name.as_str()) {
+            return format!("{dir}/{name}");
+        }
+        n += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(q: &str, args: &str, reaches: &[&str]) -> TracedCall {
+        TracedCall {
+            file: "pkg/m.py".into(),
+            module: "pkg.m".into(),
+            qualname: q.into(),
+            receiver: None,
+            args: args.into(),
+            imports: vec![],
+            reaches: reaches.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn cand(function: &str) -> Candidate {
+        serde_json::from_value(serde_json::json!({
+            "id": "0123456789abcdef", "mutator": "py-x", "category": "logic",
+            "file": "pkg/m.py", "function": function, "function_lines": [1, 3],
+            "byte_range": [0, 1], "line_range": [2, 2], "before": "a", "after": "b",
+            "bug_patch": "", "hash": "h", "description": "", "issue_hints": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn picks_public_entry_points_first_and_caps() {
+        let trace = Trace {
+            calls: vec![
+                call("_helper", "(1,)", &["pkg/m.py::_helper"]),
+                call("api", "(10, 20)", &["pkg/m.py::api", "pkg/m.py::_helper"]),
+                call("api", "(1,)", &["pkg/m.py::api", "pkg/m.py::_helper"]),
+                call("other", "(1,)", &["pkg/m.py::other"]),
+            ],
+            dropped: 0,
+        };
+        let (reaching, calls) = reaching_calls(&trace, &cand("_helper"), 2);
+        assert_eq!(reaching, 3);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].qualname, "api");
+        assert_eq!(calls[0].args, "(1,)");
+        assert_eq!(calls[1].qualname, "_helper");
+    }
+
+    #[test]
+    fn only_assertable_differences_count() {
+        let v = |s: &str| CallOutcome::Value {
+            source: Some(s.into()),
+            repr: s.into(),
+            imports: vec![],
+            nondeterministic: false,
+        };
+        let raised = |t: &str, m: &str| CallOutcome::Raised {
+            type_name: t.into(),
+            type_module: "builtins".into(),
+            message: m.into(),
+            nondeterministic: false,
+        };
+        assert!(assertable(&v("1"), &v("2")));
+        assert!(!assertable(&v("1"), &v("1")));
+        assert!(assertable(&v("1"), &raised("ValueError", "x")));
+        assert!(assertable(
+            &raised("ValueError", "a"),
+            &raised("ValueError", "b")
+        ));
+        assert!(!assertable(
+            &raised("ValueError", "a"),
+            &raised("ValueError", "a")
+        ));
+        let flaky = CallOutcome::Value {
+            source: Some("1".into()),
+            repr: "1".into(),
+            imports: vec![],
+            nondeterministic: true,
+        };
+        assert!(!assertable(&flaky, &v("2")));
+        assert!(!assertable(&CallOutcome::Timeout, &v("2")));
+    }
+
+    #[test]
+    fn renders_readable_tests() {
+        let d = Distinguishing {
+            call: TracedCall {
+                imports: vec!["from decimal import Decimal".into()],
+                ..call("parse_quantity", "('2 kg')", &[])
+            },
+            clean: CallOutcome::Value {
+                source: Some("(Decimal('2'), 'kg')".into()),
+                repr: String::new(),
+                imports: vec!["from decimal import Decimal".into()],
+                nondeterministic: false,
+            },
+            buggy: CallOutcome::Raised {
+                type_name: "IndexError".into(),
+                type_module: "builtins".into(),
+                message: "string index out of range".into(),
+                nondeterministic: false,
+            },
+        };
+        let e = Distinguishing {
+            call: call("parse_quantity", "('')", &[]),
+            clean: CallOutcome::Raised {
+                type_name: "MoneyError".into(),
+                type_module: "pkg.m".into(),
+                message: "empty quantity (x)".into(),
+                nondeterministic: false,
+            },
+            buggy: CallOutcome::Raised {
+                type_name: "MoneyError".into(),
+                type_module: "pkg.m".into(),
+                message: "bad".into(),
+                nondeterministic: false,
+            },
+        };
+        let setup = SynthSetup {
+            python: "python".into(),
+            pytest: "python -m pytest".into(),
+            source_files: vec![],
+            python_path: vec![".".into()],
+            test_files: vec!["tests/test_m.py".into()],
+        };
+        let t = render(&[d, e], &setup, &cand("parse_quantity"));
+        assert_eq!(t.path, "tests/test_m_parse_quantity_regression.py");
+        assert!(
+            t.source.contains("from decimal import Decimal\n"),
+            "{}",
+            t.source
+        );
+        assert!(
+            t.source
+                .contains("from pkg.m import MoneyError\nfrom pkg.m import parse_quantity\n"),
+            "{}",
+            t.source
+        );
+        assert!(t.source.contains(
+            "def test_parse_quantity_result_for_2_kg():\n    assert parse_quantity('2 kg') == (Decimal('2'), 'kg')\n"
+        ), "{}", t.source);
+        assert!(t.source.contains(
+            "    with pytest.raises(MoneyError, match=r'^empty quantity \\(x\\)$'):\n        parse_quantity('')\n"
+        ), "{}", t.source);
+        assert_eq!(t.tests.len(), 2);
+        assert!(t
+            .patch
+            .starts_with("diff --git a/tests/test_m_parse_quantity_regression.py"));
+    }
+}

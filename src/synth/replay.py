@@ -1,0 +1,107 @@
+# swe-forge replay: call recorded inputs against the repository as it is now (clean or with
+# a bug) and write what each call did.
+#
+#   python replay.py CALLS.json OUT.json
+#
+# CALLS.json: [{"id", "module", "qualname", "receiver", "args"}] (see trace.py). Each call
+# runs twice; a call whose two outcomes differ is marked nondeterministic. An outcome is one
+# of {"kind": "value", "source": <Python source or null>, "repr": ..., "imports": [...]},
+# {"kind": "raised", "type": ..., "type_module": ..., "message": ...},
+# {"kind": "timeout"} or {"kind": "error", "detail": ...} (the call could not be made).
+
+import importlib
+import json
+import signal
+import sys
+
+import swe_forge_literal as literal
+
+CALL_SECONDS = 2
+
+
+class _Timeout(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def _target(call):
+    module = importlib.import_module(call["module"])
+    namespace = vars(module)
+    args, kwargs = literal.eval_source(
+        "(lambda *a, **k: (a, k))" + call["args"], namespace
+    )
+    if call.get("receiver"):
+        obj = literal.eval_source(call["receiver"], namespace)
+        method = call["qualname"].split(".", 1)[1]
+        return getattr(obj, method), args, kwargs, module
+    fn = module
+    for part in call["qualname"].split("."):
+        fn = getattr(fn, part)
+    return fn, args, kwargs, module
+
+
+def _outcome(call, repo_modules):
+    try:
+        fn, args, kwargs, module = _target(call)
+    except Exception as e:
+        return {"kind": "error", "detail": "%s: %s" % (type(e).__name__, e)}
+    signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
+    try:
+        value = fn(*args, **kwargs)
+    except _Timeout:
+        return {"kind": "timeout"}
+    except Exception as e:
+        t = type(e)
+        return {
+            "kind": "raised",
+            "type": t.__qualname__,
+            "type_module": t.__module__,
+            "message": str(e)[:500],
+        }
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    imports = set()
+    try:
+        source = literal.to_source(value, imports, repo_modules)
+        again = literal.eval_source(source, vars(module))
+        if not (again == value) or type(again) is not type(value):
+            source = None
+    except literal.Refused:
+        source = None
+    except Exception:
+        source = None
+    try:
+        text = repr(value)[:300]
+    except Exception:
+        text = "<unprintable>"
+    return {"kind": "value", "source": source, "repr": text, "imports": sorted(imports)}
+
+
+def main():
+    calls = json.load(open(sys.argv[1]))
+    signal.signal(signal.SIGALRM, _alarm)
+    sys.setrecursionlimit(5000)
+    results = {}
+    for call in calls:
+        try:
+            importlib.import_module(call["module"])
+        except Exception as e:
+            results[call["id"]] = {"kind": "error", "detail": "import: %s" % e}
+            continue
+        repo_modules = {call["module"]} | {
+            m for m in sys.modules if m.split(".")[0] == call["module"].split(".")[0]
+        }
+        first = _outcome(call, repo_modules)
+        second = _outcome(call, repo_modules)
+        if json.dumps(first, sort_keys=True) != json.dumps(second, sort_keys=True):
+            first = dict(first, nondeterministic=True)
+        results[call["id"]] = first
+    with open(sys.argv[2], "w") as f:
+        json.dump(results, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+# swe-forge input search: when no recorded input tells a bug apart, look for one with
+# Hypothesis. Runs in the tree WITH the bug; the clean version of the mutated module is
+# loaded beside it from its text, so both versions of each entry function can be called in
+# one process.
+#
+#   python search.py REQUEST.json OUT.json
+#
+# REQUEST: {"module", "clean_source", "file", "templates": [{"qualname", "receiver", "args"}],
+#           "seconds", "max_examples"}
+# Each template is a recorded call of a function of the mutated module that reached the
+# mutated function. Strategies are built from the recorded argument values (same types and
+# shapes, nearby numbers, strings over the characters seen) mixed with the function's own
+# literals, and Hypothesis `find` shrinks the first input on which the two versions' outcomes
+# differ to a small one. OUT: {"found": [{"qualname", "receiver", "args"}], "tried": N}.
+# The finds are replayed by replay.py on the clean and the buggy tree before anything is
+# written, so this file only proposes inputs.
+
+import datetime as dt
+import decimal
+import fractions
+import importlib
+import importlib.util
+import json
+import signal
+import sys
+import time
+import types
+
+import swe_forge_literal as literal
+
+try:
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis import strategies as st
+    from hypothesis.errors import NoSuchExample, Unsatisfiable
+except Exception as e:  # hypothesis missing: say so, find nothing
+    json.dump({"found": [], "tried": 0, "error": "hypothesis: %s" % e}, open(sys.argv[2], "w"))
+    sys.exit(0)
+
+
+class _Timeout(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def _consts(fn):
+    out = set()
+    code = getattr(fn, "__code__", None)
+    stack = [code] if code else []
+    while stack:
+        c = stack.pop()
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                stack.append(k)
+            elif type(k) in (int, float, str) and not (type(k) is str and len(k) > 40):
+                out.add(k)
+    return out
+
+
+def strategy_for(value, consts, depth=0):
+    t = type(value)
+    same = [k for k in consts if type(k) is t]
+    extra = [st.just(value)] + ([st.sampled_from(sorted(same, key=repr))] if same else [])
+    if value is None:
+        return st.none()
+    if t is bool:
+        return st.booleans()
+    if t is int:
+        near = sorted({value + d for d in (-2, -1, 0, 1, 2)} | {k + d for k in same for d in (-1, 0, 1)})
+        return st.one_of(*extra, st.sampled_from(near), st.integers(-1000, 1000))
+    if t is float:
+        return st.one_of(*extra, st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False, width=32),
+                         st.sampled_from([0.0, 0.5, 1.0, -1.0, value * 2, value / 2]))
+    if t is str:
+        chars = set(value) | set("".join(k for k in same)) | set("aZ09 ._-:,")
+        return st.one_of(*extra, st.text(alphabet=sorted(chars), max_size=max(8, len(value) + 4)))
+    if t is bytes:
+        return st.one_of(*extra, st.binary(max_size=max(8, len(value) + 4)))
+    if t is decimal.Decimal:
+        exp = value.as_tuple().exponent
+        places = -exp if isinstance(exp, int) and exp < 0 else 0
+        return st.one_of(*extra, st.decimals(-10**6, 10**6, places=min(places, 6), allow_nan=False,
+                                             allow_infinity=False))
+    if t is fractions.Fraction:
+        return st.one_of(*extra, st.fractions(-1000, 1000, max_denominator=100))
+    if t is dt.date:
+        return st.one_of(*extra, st.dates(dt.date(1999, 1, 1), dt.date(2040, 12, 31)),
+                         st.integers(-40, 40).map(lambda d: value + dt.timedelta(days=d)))
+    if t is dt.datetime:
+        return st.one_of(*extra, st.datetimes(dt.datetime(1999, 1, 1), dt.datetime(2040, 12, 31)))
+    if t is dt.timedelta:
+        return st.one_of(*extra, st.integers(-400, 400).map(lambda d: dt.timedelta(days=d)))
+    if depth < 3 and t in (list, tuple, set, frozenset):
+        items = list(value)
+        if not items:
+            return st.just(value)
+        elements = st.one_of(*[strategy_for(v, consts, depth + 1) for v in items[:4]])
+        if t is tuple:
+            return st.one_of(*extra, st.tuples(*[strategy_for(v, consts, depth + 1) for v in items]))
+        size = max(6, len(items) + 2)
+        if t is list:
+            return st.one_of(*extra, st.lists(elements, max_size=size))
+        if t is set:
+            return st.one_of(*extra, st.sets(elements, max_size=size))
+        return st.one_of(*extra, st.frozensets(elements, max_size=size))
+    if depth < 3 and t is dict and value:
+        keys = st.one_of(*[strategy_for(k, consts, depth + 1) for k in list(value)[:4]])
+        vals = st.one_of(*[strategy_for(v, consts, depth + 1) for v in list(value.values())[:4]])
+        return st.one_of(*extra, st.dictionaries(keys, vals, max_size=max(4, len(value) + 2)))
+    return st.just(value)
+
+
+def _scalar(consts):
+    pool = sorted((k for k in consts if type(k) in (int, float, str)), key=repr)
+    options = [
+        st.integers(-100, 100),
+        st.floats(-1000, 1000, allow_nan=False, allow_infinity=False, width=32),
+        st.decimals(-1000, 1000, places=2, allow_nan=False, allow_infinity=False),
+        st.text(alphabet="aZ09 .-:,", max_size=8),
+        st.lists(st.integers(-10, 10), max_size=5),
+    ]
+    if pool:
+        options.insert(0, st.sampled_from(pool))
+    return st.one_of(*options)
+
+
+def from_signature(fn, consts):
+    """Positional strategies for the required parameters of `fn`, or None."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    parts = []
+    hints = {int: st.integers(-100, 100), float: st.floats(-1000, 1000, allow_nan=False),
+             str: st.text(max_size=10), bool: st.booleans(),
+             decimal.Decimal: st.decimals(-1000, 1000, places=2, allow_nan=False, allow_infinity=False)}
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
+            continue
+        if p.default is not p.empty:
+            break
+        if p.annotation in hints:
+            parts.append(hints[p.annotation])
+        else:
+            parts.append(_scalar(consts))
+    if not parts:
+        return None
+    return st.tuples(*parts)
+
+
+def _outcome(fn, args, kwargs):
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        v = fn(*args, **kwargs)
+        return ("value", repr(v))
+    except _Timeout:
+        return ("timeout",)
+    except RecursionError:
+        return ("raised", "RecursionError")
+    except Exception as e:
+        return ("raised", type(e).__name__, str(e))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def main():
+    req = json.load(open(sys.argv[1]))
+    signal.signal(signal.SIGALRM, _alarm)
+    buggy = importlib.import_module(req["module"])
+    spec = importlib.util.spec_from_loader(req["module"], loader=None)
+    clean = importlib.util.module_from_spec(spec)
+    clean.__file__ = getattr(buggy, "__file__", None)
+    clean.__package__ = buggy.__package__
+    exec(compile(req["clean_source"], req["file"], "exec"), clean.__dict__)
+    deadline = time.monotonic() + float(req.get("seconds", 20))
+    found, tried = [], 0
+    for tpl in req["templates"]:
+        if time.monotonic() > deadline or len(found) >= 3:
+            break
+        qualname = tpl["qualname"]
+
+        def bound(mod):
+            if tpl.get("receiver"):
+                obj = literal.eval_source(tpl["receiver"], vars(mod))
+                return getattr(obj, qualname.split(".", 1)[1])
+            fn = mod
+            for part in qualname.split("."):
+                fn = getattr(fn, part)
+            return fn
+
+        try:
+            fn_b, fn_c = bound(buggy), bound(clean)
+            consts = _consts(getattr(fn_c, "__func__", fn_c))
+            if tpl.get("args") is None:
+                # Never called by the tests: strategies from the signature and literals.
+                arg_strategy = from_signature(fn_c, consts)
+                if arg_strategy is None:
+                    continue
+                kw_names = []
+            else:
+                args, kwargs = literal.eval_source(
+                    "(lambda *a, **k: (a, k))" + tpl["args"], vars(buggy)
+                )
+                arg_strategy = st.tuples(*[strategy_for(a, consts) for a in args])
+                kw_names = sorted(kwargs)
+        except Exception:
+            continue
+        kw_strategy = st.tuples(*[strategy_for(kwargs[k], consts) for k in kw_names]) if kw_names else st.just(())
+
+        def differs(example):
+            a, k = example
+            k = dict(zip(kw_names, k))
+            if time.monotonic() > deadline:
+                raise _Timeout()
+            return _outcome(fn_c, a, k) != _outcome(fn_b, a, k)
+
+        budget = max(1.0, deadline - time.monotonic())
+        try:
+            example = find(
+                st.tuples(arg_strategy, kw_strategy),
+                differs,
+                settings=settings(
+                    max_examples=int(req.get("max_examples", 1500)),
+                    database=None,
+                    derandomize=True,
+                    deadline=None,
+                    suppress_health_check=list(HealthCheck),
+                    phases=[Phase.generate, Phase.shrink],
+                ),
+            )
+        except (NoSuchExample, Unsatisfiable):
+            tried += 1
+            continue
+        except _Timeout:
+            tried += 1
+            break
+        except Exception:
+            tried += 1
+            continue
+        tried += 1
+        a, k = example
+        imports = set()
+        try:
+            parts = [literal.to_source(v, imports, {req["module"]}) for v in a]
+            parts += ["%s=%s" % (n, literal.to_source(v, imports, {req["module"]})) for n, v in zip(kw_names, k)]
+        except literal.Refused:
+            continue
+        found.append({
+            "qualname": qualname,
+            "receiver": tpl.get("receiver"),
+            "args": "(" + ", ".join(parts) + ")",
+            "imports": sorted(imports),
+        })
+    json.dump({"found": found, "tried": tried}, open(sys.argv[2], "w"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+# swe-forge call tracer: a pytest plugin (`-p swe_forge_trace`) loaded while the clean
+# repository's test suite runs. It records calls of functions defined in the repository's
+# source files (SWE_FORGE_TRACE_FILES: JSON list of repository-relative paths): the
+# arguments, when they can be written back as Python source (swe_forge_literal), and, for
+# each recorded call, which repository functions it reached (itself, its callees and theirs).
+# Results are not recorded here: replay.py computes them on the clean and the buggy code.
+#
+# Output: SWE_FORGE_TRACE_OUT, JSON {"calls": [{"file", "module", "qualname", "args",
+# "reaches": [...]}], "dropped": N}. At most SWE_FORGE_TRACE_PER_FUNCTION (default 40)
+# distinct argument lists per function.
+
+import json
+import os
+import sys
+import threading
+
+import swe_forge_literal as literal
+
+_ROOT = os.path.realpath(os.getcwd())
+_FILES = {
+    os.path.realpath(os.path.join(_ROOT, f)): f
+    for f in json.loads(os.environ.get("SWE_FORGE_TRACE_FILES", "[]"))
+}
+_PER_FUNCTION = int(os.environ.get("SWE_FORGE_TRACE_PER_FUNCTION", "40"))
+_OUT = os.environ.get("SWE_FORGE_TRACE_OUT", "trace.json")
+
+_code_info = {}  # code object -> None (not ours) or (file, module, qualname)
+_calls = {}  # (file, qualname, args) -> record
+_per_function = {}
+_stack = []  # [(frame, key or None, reaches set or None, fid)]
+_dropped = [0]
+_busy = [False]
+
+
+def _info(frame):
+    code = frame.f_code
+    try:
+        return _code_info[code]
+    except KeyError:
+        pass
+    rel = _FILES.get(os.path.realpath(code.co_filename)) if code.co_filename else None
+    info = None
+    if rel is not None:
+        qualname = getattr(code, "co_qualname", code.co_name)
+        if "<" not in qualname:  # not a lambda, comprehension, local function or module body
+            info = (rel, frame.f_globals.get("__name__", ""), qualname)
+    _code_info[code] = info
+    return info
+
+
+def _call_source(frame, qualname):
+    """`(args)` source of this call, or None. Methods: `Class(...).method(args)`."""
+    code = frame.f_code
+    f_locals = frame.f_locals
+    names = code.co_varnames
+    npos = code.co_argcount
+    nkw = code.co_kwonlyargcount
+    flags = code.co_flags
+    imports = set()
+    repo_modules = _repo_modules()
+    parts = []
+    receiver = None
+    start = 0
+    if "." in qualname:
+        if qualname.count(".") != 1 or npos == 0 or names[0] != "self":
+            return None
+        receiver = literal.to_source(f_locals["self"], imports, repo_modules)
+        start = 1
+    for name in names[start:npos]:
+        parts.append(literal.to_source(f_locals[name], imports, repo_modules))
+    i = npos + nkw
+    if flags & 0x04:  # *args
+        for v in f_locals[names[i]]:
+            parts.append(literal.to_source(v, imports, repo_modules))
+        i += 1
+    for name in names[npos : npos + nkw]:
+        parts.append("%s=%s" % (name, literal.to_source(f_locals[name], imports, repo_modules)))
+    if flags & 0x08:  # **kwargs
+        for k, v in f_locals[names[i]].items():
+            if not k.isidentifier():
+                return None
+            parts.append("%s=%s" % (k, literal.to_source(v, imports, repo_modules)))
+    text = "(" + ", ".join(parts) + ")"
+    if len(text) > literal.MAX_SOURCE:
+        return None
+    return receiver, text, sorted(imports)
+
+
+_repo_modules_cache = [None, 0]
+
+
+def _repo_modules():
+    n = len(sys.modules)
+    if _repo_modules_cache[0] is None or _repo_modules_cache[1] != n:
+        mods = set()
+        for name, m in list(sys.modules.items()):
+            f = getattr(m, "__file__", None)
+            if f and os.path.realpath(f) in _FILES:
+                mods.add(name)
+        _repo_modules_cache[0] = mods
+        _repo_modules_cache[1] = n
+    return _repo_modules_cache[0]
+
+
+def _profile(frame, event, arg):
+    if _busy[0]:
+        return
+    if event == "call":
+        info = _info(frame)
+        if info is None:
+            return
+        rel, module, qualname = info
+        fid = rel + "::" + qualname
+        for entry in _stack:
+            if entry[2] is not None:
+                entry[2].add(fid)
+        key = None
+        reaches = None
+        _busy[0] = True
+        try:
+            if _per_function.get(fid, 0) < _PER_FUNCTION:
+                try:
+                    src = _call_source(frame, qualname)
+                except literal.Refused:
+                    src = None
+                except Exception:
+                    src = None
+                if src is not None:
+                    key = (fid, src[0], src[1])
+                    record = _calls.get(key)
+                    if record is None:
+                        _per_function[fid] = _per_function.get(fid, 0) + 1
+                        record = {
+                            "file": rel,
+                            "module": module,
+                            "qualname": qualname,
+                            "receiver": src[0],
+                            "args": src[1],
+                            "imports": src[2],
+                            "reaches": set([fid]),
+                        }
+                        _calls[key] = record
+                    reaches = record["reaches"]
+                else:
+                    _dropped[0] += 1
+        finally:
+            _busy[0] = False
+        _stack.append((frame, key, reaches))
+    elif event == "return":
+        if _stack and _stack[-1][0] is frame:
+            _stack.pop()
+
+
+def pytest_configure(config):
+    sys.setprofile(_profile)
+    threading.setprofile(_profile)
+
+
+def pytest_unconfigure(config):
+    sys.setprofile(None)
+    threading.setprofile(None)
+    calls = []
+    for record in _calls.values():
+        record = dict(record)
+        record["reaches"] = sorted(record["reaches"])
+        calls.append(record)
+    with open(_OUT, "w") as f:
+        json.dump({"calls": calls, "dropped": _dropped[0]}, f)
