@@ -10,6 +10,7 @@ pub mod candidate;
 pub mod coverage;
 pub mod issue;
 pub mod lang;
+pub mod leak;
 pub mod lock;
 pub mod mutator;
 pub mod pipeline;
