@@ -4,6 +4,7 @@
 //! emit. Each stage is a module with typed input and output; `pipeline` wires them together.
 
 pub mod assets;
+pub mod audit;
 pub mod baseline;
 pub mod bench;
 pub mod candidate;
