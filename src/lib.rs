@@ -4,12 +4,14 @@
 //! emit. Each stage is a module with typed input and output; `pipeline` wires them together.
 
 pub mod assets;
+pub mod audit;
 pub mod baseline;
 pub mod bench;
 pub mod candidate;
 pub mod coverage;
 pub mod issue;
 pub mod lang;
+pub mod leak;
 pub mod lock;
 pub mod mutator;
 pub mod pipeline;

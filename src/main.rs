@@ -1,7 +1,8 @@
 //! The swe-forge command line: parse, call the library, map errors to exit codes.
 //!
 //! Exit codes: 0 success; 1 error (bad manifest, I/O, …); 2 usage error; 3 `run` finished but
-//! no seed could be verified (every seed failed or was rejected); 130 interrupted (resumable).
+//! no seed could be verified (every seed failed or was rejected); 4 `audit` found an invalid
+//! task; 130 interrupted (resumable).
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -74,6 +75,27 @@ enum Command {
     Image {
         #[command(subcommand)]
         what: ImageCommand,
+    },
+    /// Re-verify tasks from their records alone (schema, patches, FAIL_TO_PASS and
+    /// PASS_TO_PASS on the buggy and the fixed code, issue leaks) in fresh environments.
+    /// Exit 0: all checked tasks are ok; 4: some task is invalid.
+    Audit {
+        /// The tasks.jsonl to check.
+        tasks: PathBuf,
+        /// Check a deterministic sample of N tasks.
+        #[arg(long)]
+        sample: Option<usize>,
+        /// Sampling seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long, value_enum, default_value = "auto")]
+        sandbox: SandboxChoice,
+        /// One JSON object per task, then a summary object (`"type": "task" | "summary"`).
+        #[arg(long)]
+        json: bool,
+        /// Also write the report as one JSON document to FILE.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Measure a stage.
     Bench {
@@ -244,6 +266,38 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 );
             }
             Ok(0)
+        }
+        Command::Audit {
+            tasks,
+            sample,
+            seed,
+            sandbox,
+            json,
+            out,
+        } => {
+            use swe_forge::audit::{self, JsonLine};
+            let cfg = audit::AuditConfig {
+                tasks,
+                sample,
+                seed,
+                sandbox,
+                cache,
+                limits: Limits::default(),
+                progress: !json && !cli.quiet,
+            };
+            let report = audit::audit(&cfg, |a| match json {
+                true => println!("{}", JsonLine::Task(a).to_json()),
+                false => println!("{}", audit::text_line(a)),
+            })
+            .with_context(|| format!("auditing {}", cfg.tasks.display()))?;
+            match json {
+                true => println!("{}", JsonLine::Summary(&report.summary).to_json()),
+                false => println!("{}", audit::summary_line(&report.summary)),
+            }
+            if let Some(path) = out {
+                report.write_json(&path)?;
+            }
+            Ok(report.exit_code())
         }
         Command::Bench {
             what: BenchCommand::Mutate { dir, lang, json },

@@ -236,6 +236,36 @@ impl DockerSandbox {
         Ok(removed)
     }
 
+    /// An environment on an existing image (`tag`, as a task record's `image_name` gives it)
+    /// without a [`Repo`]: nothing is built or pulled; the image must be present and hold the
+    /// repository at [`ROOT`]. `seed` names the containers (`swe-forge-<seed>-<run>-w<i>`).
+    /// For `audit`, which re-verifies tasks from their records alone.
+    pub fn environment_for_image(
+        &self,
+        tag: &str,
+        seed: &str,
+    ) -> Result<Arc<dyn Environment>, SandboxError> {
+        let prep = |detail: String| SandboxError::Prepare {
+            repo: seed.to_string(),
+            detail,
+        };
+        let id = image::image_id(&self.client, tag)
+            .map_err(|e| prep(e.to_string()))?
+            .ok_or_else(|| prep(format!("the image `{tag}` is not present")))?;
+        Ok(Arc::new(DockerEnv {
+            docker: self.client.docker().clone(),
+            image: ImageRef {
+                tag: tag.to_string(),
+                id,
+                built: false,
+            },
+            seed: image::repo_image_name(seed),
+            limits: self.limits.clone(),
+            run_id: self.run_id.clone(),
+            fast_root: self.fast_root,
+        }))
+    }
+
     /// Remove every container of this run (on exit or Ctrl-C; workers remove their own when
     /// dropped).
     pub fn remove_run_containers(&self) -> Result<usize, SandboxError> {
