@@ -14,6 +14,7 @@ pub mod lock;
 pub mod mutator;
 pub mod pipeline;
 pub mod repo;
+pub mod report;
 pub mod run;
 pub mod runner;
 pub mod sandbox;

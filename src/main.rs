@@ -75,6 +75,14 @@ enum Command {
         #[command(subcommand)]
         what: ImageCommand,
     },
+    /// Write OUT/report.json and OUT/report.html (funnel, rejections, yield, difficulty,
+    /// stage times, per-seed table) from a `run` output directory.
+    Report {
+        out: PathBuf,
+        /// Print report.json on stdout too.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure a stage.
     Bench {
         #[command(subcommand)]
@@ -239,6 +247,26 @@ fn dispatch(cli: Cli) -> Result<i32> {
                     if img.built { "built" } else { "present" },
                     started.elapsed().as_secs_f64()
                 );
+            }
+            Ok(0)
+        }
+        Command::Report { out, json } => {
+            // The library's errors name the directory or file at fault.
+            let w = swe_forge::report::write(&out)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&w.report)?);
+            } else {
+                let f = &w.report.funnel;
+                println!(
+                    "{} decided, {} accepted, {} tasks: {}",
+                    f.decided,
+                    f.accepted,
+                    f.tasks,
+                    w.html.display()
+                );
+            }
+            for warning in &w.report.warnings {
+                eprintln!("warning: {warning}");
             }
             Ok(0)
         }
