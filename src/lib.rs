@@ -8,6 +8,7 @@ pub mod baseline;
 pub mod bench;
 pub mod candidate;
 pub mod coverage;
+pub mod export;
 pub mod issue;
 pub mod lang;
 pub mod lock;

@@ -1,7 +1,8 @@
 //! The swe-forge command line: parse, call the library, map errors to exit codes.
 //!
 //! Exit codes: 0 success; 1 error (bad manifest, I/O, …); 2 usage error; 3 `run` finished but
-//! no seed could be verified (every seed failed or was rejected); 130 interrupted (resumable).
+//! no seed could be verified (every seed failed or was rejected); 4 `export` exported no task;
+//! 130 interrupted (resumable).
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -80,6 +81,20 @@ enum Command {
     Report {
         out: PathBuf,
         /// Print report.json on stdout too.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export a run's tasks as git repositories: OUT/export/<seed>.git with the base commit on
+    /// `main` and one branch `task/<instance_id>` per task holding the buggy state.
+    Export {
+        out: PathBuf,
+        /// Tasks to export (default: OUT/tasks.jsonl).
+        #[arg(long)]
+        tasks: Option<PathBuf>,
+        /// Where the repositories go (default: OUT/export).
+        #[arg(long)]
+        to: Option<PathBuf>,
+        /// Print the export summary as JSON on stdout.
         #[arg(long)]
         json: bool,
     },
@@ -269,6 +284,42 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 eprintln!("warning: {warning}");
             }
             Ok(0)
+        }
+        Command::Export {
+            out,
+            tasks,
+            to,
+            json,
+        } => {
+            let cfg = swe_forge::export::ExportConfig {
+                out,
+                tasks,
+                to,
+                cache: cache.clone(),
+            };
+            let s = swe_forge::export::export(&cfg)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                for r in &s.repositories {
+                    println!(
+                        "{:<16} {} branches  {}",
+                        r.seed,
+                        r.branches,
+                        r.path.display()
+                    );
+                }
+                for f in &s.failed {
+                    eprintln!("not exported: {}: {}", f.instance_id, f.reason);
+                }
+                println!(
+                    "exported {} of {} tasks to {}",
+                    s.exported.len(),
+                    s.tasks,
+                    s.to.display()
+                );
+            }
+            Ok(if s.exported.is_empty() { 4 } else { 0 })
         }
         Command::Bench {
             what: BenchCommand::Mutate { dir, lang, json },
