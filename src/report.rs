@@ -16,7 +16,7 @@
 //!   "sandbox": "local" | null, "interrupted": bool, "seconds": f64 | null,
 //!   "inputs": {"summary": bool, "candidates": bool, "tasks": bool, "state_db": bool},
 //!   "funnel": {"enumerated": N|null, "sampled": N|null, "decided": N, "killed": N,
-//!              "survivors": N, "accepted": N, "rejected": N, "tasks": N},
+//!              "survivors": N, "accepted": N, "rejected": N, "tasks": N, "unknown": [seed]},
 //!   "reasons":    [{"reason": "not-killed", "count": N, "share": f64}],      // count desc
 //!   "mutators":   [{"name": "py-compare-flip", "decided": N, "accepted": N, "rate": f64}],
 //!   "categories": [{"name": "boundary", "decided": N, "accepted": N, "rate": f64}],
@@ -36,8 +36,9 @@
 //!
 //! Definitions. Per seed, counts come from `summary.json` when the seed is in it, else (a seed
 //! decided by an earlier `run` into the same directory) from `candidates.jsonl`, with
-//! `enumerated`/`sampled` unknown. The funnel sums the seeds; `enumerated` and `sampled` sum the
-//! seeds that know them (null when none does). `killed`: screening saw a covering test fail;
+//! `enumerated` unknown and `sampled` from `logs/<seed>/sampled.jsonl` when present. The funnel
+//! sums the seeds; its `enumerated` and `sampled` are null while any seed lacks them (listed in
+//! `funnel.unknown`), as a partial sum would read as the whole. `killed`: screening saw a covering test fail;
 //! `survivors` = `decided − killed`. `rate` = accepted / decided. Histograms are over the tasks
 //! in `tasks.jsonl`: integer features get one bin per value, or equal-width integer bins when
 //! there are more than [`MAX_BINS`] values; the score gets ten bins over [0, 1]. Stage times
@@ -218,6 +219,9 @@ pub struct Funnel {
     pub accepted: usize,
     pub rejected: usize,
     pub tasks: usize,
+    /// Seeds whose enumerated or sampled count is unknown (not in summary.json); while there
+    /// are any, the funnel's `enumerated` or `sampled` is null.
+    pub unknown: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -373,6 +377,13 @@ pub fn build(out: &Path) -> Result<Report, ReportError> {
         ..Default::default()
     };
     report.seeds = seed_rows(&summary, &cands, &tasks, &db_stages);
+    for row in report.seeds.iter_mut().filter(|r| r.sampled.is_none()) {
+        // `run` lists every seed's sampled candidates in its logs.
+        let listing = out.join("logs").join(&row.seed).join("sampled.jsonl");
+        if let Ok(text) = std::fs::read_to_string(listing) {
+            row.sampled = Some(text.lines().filter(|l| !l.trim().is_empty()).count());
+        }
+    }
     report.funnel = funnel(&report.seeds, tasks.len());
     report.reasons = reasons(&report.seeds);
     report.mutators = yields(cands.iter().map(|c| (c.mutator.as_str(), c.accepted())));
@@ -523,20 +534,24 @@ fn seed_rows(
     rows
 }
 
-fn sum_known(values: impl Iterator<Item = Option<usize>>) -> Option<usize> {
-    values.fold(None, |acc, v| match (acc, v) {
-        (a, None) => a,
-        (None, Some(v)) => Some(v),
-        (Some(a), Some(v)) => Some(a + v),
-    })
+/// The sum, or `None` when any value is unknown (a partial sum would read as the whole) or
+/// there is none.
+fn sum_all(mut values: impl Iterator<Item = Option<usize>>) -> Option<usize> {
+    let first = values.next()?;
+    values.fold(first, |acc, v| Some(acc? + v?))
 }
 
 fn funnel(seeds: &[SeedRow], tasks: usize) -> Funnel {
     let decided = seeds.iter().map(|s| s.decided).sum();
     let killed = seeds.iter().map(|s| s.killed).sum();
     Funnel {
-        enumerated: sum_known(seeds.iter().map(|s| s.enumerated)),
-        sampled: sum_known(seeds.iter().map(|s| s.sampled)),
+        enumerated: sum_all(seeds.iter().map(|s| s.enumerated)),
+        sampled: sum_all(seeds.iter().map(|s| s.sampled)),
+        unknown: seeds
+            .iter()
+            .filter(|s| s.enumerated.is_none() || s.sampled.is_none())
+            .map(|s| s.seed.clone())
+            .collect(),
         decided,
         killed,
         survivors: decided - killed.min(decided),
@@ -1057,6 +1072,7 @@ mod tests {
                 accepted: 1,
                 rejected: 2,
                 tasks: 1,
+                unknown: vec![],
             }
         );
         assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
@@ -1122,6 +1138,15 @@ mod tests {
         assert!(!r.seeds[0].in_summary);
         assert_eq!(r.seeds[0].rejected["timeout"], 1);
         assert_eq!(r.funnel.enumerated, None);
+        assert_eq!(r.funnel.sampled, None);
+        assert_eq!(r.funnel.unknown, ["old"]);
         assert_eq!(r.reasons[0].reason, "timeout");
+        // The run's listing of sampled candidates gives the sampled count back.
+        std::fs::create_dir_all(dir.path().join("logs/old")).unwrap();
+        write(&dir.path().join("logs/old"), "sampled.jsonl", "{}\n{}\n");
+        let r = build(dir.path()).unwrap();
+        assert_eq!(r.seeds[0].sampled, Some(2));
+        assert_eq!(r.funnel.sampled, Some(2));
+        assert_eq!(r.funnel.enumerated, None);
     }
 }
