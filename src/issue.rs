@@ -25,6 +25,9 @@ pub struct IssueInput<'a> {
     pub fail_to_pass: &'a [String],
     /// Test files of the repository: their paths are scrubbed from observed messages.
     pub test_files: &'a [String],
+    /// For a synthesized test: the inputs on which the code misbehaves (the call, what it
+    /// should do, what it does).
+    pub cases: &'a [crate::synth::Distinguishing],
 }
 
 /// Render the plain problem statement.
@@ -48,6 +51,17 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<String, IssueError> {
         format!("`{public}`: {hint}")
     };
     let observed = observed_failure(input);
+    let calls: Vec<minijinja::Value> = input
+        .cases
+        .iter()
+        .map(|d| {
+            minijinja::Value::from_serialize(serde_json::json!({
+                "call": d.call_text(),
+                "expected": d.clean.describe(),
+                "actual": d.buggy.describe(),
+            }))
+        })
+        .collect();
     env.get_template(name)
         .and_then(|t| {
             t.render(context! {
@@ -55,6 +69,7 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<String, IssueError> {
                 function => cand.function,
                 hint => hint,
                 observed => observed,
+                calls => calls,
                 failing_count => input.fail_to_pass.len(),
             })
         })

@@ -82,7 +82,7 @@ pub struct LeakFacts {
     pub test_names: Vec<String>,
     /// Files the test patch adds or changes.
     pub test_files: Vec<String>,
-    /// Lines the test patch adds.
+    /// Lines the test patch adds that define tests (`def test_…`, `class Test…`).
     pub test_lines: Vec<String>,
     /// Names the issue may use (the function the bug is in, and its last part).
     pub allowed: Vec<String>,
@@ -120,7 +120,12 @@ impl LeakFacts {
         for f in patch_files(test_patch) {
             push(&mut facts.test_files, &f);
         }
-        for l in changed(test_patch, true) {
+        // Only the lines that name tests: the calls and expected values of a synthesized test
+        // are what the issue text is written from (the reproduction), by design.
+        for l in changed(test_patch, true).filter(|l| {
+            let t = l.trim_start();
+            t.starts_with("def ") || t.starts_with("class ") || t.starts_with("async def ")
+        }) {
             push(&mut facts.test_lines, l);
         }
         for id in fail_to_pass {
@@ -661,9 +666,11 @@ Expected: `parse_quantity` works as it did before, and the existing behaviour is
             kind("see test_swe_forge_synth.py"),
             Some(LeakKind::HiddenTest)
         );
+        // The reproduction (a synthesized test's call and expected value) is what an issue is
+        // written from: not a leak; the test's own definition line is.
         assert_eq!(
             kind("try assert parse_quantity(\"12kg\") == (12, \"kg\")"),
-            Some(LeakKind::HiddenTest)
+            None
         );
         let java = LeakFacts::from_parts(
             &[],

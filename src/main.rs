@@ -2,7 +2,7 @@
 //!
 //! Exit codes: 0 success; 1 error (bad manifest, I/O, …); 2 usage error; 3 `run` finished but
 //! no seed could be verified (every seed failed or was rejected); 4 `audit` found an invalid
-//! task; 130 interrupted (resumable).
+//! task, or `export` exported no task; 130 interrupted (resumable).
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -96,6 +96,28 @@ enum Command {
         /// Also write the report as one JSON document to FILE.
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Write OUT/report.json and OUT/report.html (funnel, rejections, yield, difficulty,
+    /// stage times, per-seed table) from a `run` output directory.
+    Report {
+        out: PathBuf,
+        /// Print report.json on stdout too.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export a run's tasks as git repositories: OUT/export/<seed>.git with the base commit on
+    /// `main` and one branch `task/<instance_id>` per task holding the buggy state.
+    Export {
+        out: PathBuf,
+        /// Tasks to export (default: OUT/tasks.jsonl).
+        #[arg(long)]
+        tasks: Option<PathBuf>,
+        /// Where the repositories go (default: OUT/export).
+        #[arg(long)]
+        to: Option<PathBuf>,
+        /// Print the export summary as JSON on stdout.
+        #[arg(long)]
+        json: bool,
     },
     /// Measure a stage.
     Bench {
@@ -298,6 +320,62 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 report.write_json(&path)?;
             }
             Ok(report.exit_code())
+        }
+        Command::Report { out, json } => {
+            // The library's errors name the directory or file at fault.
+            let w = swe_forge::report::write(&out)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&w.report)?);
+            } else {
+                let f = &w.report.funnel;
+                println!(
+                    "{} decided, {} accepted, {} tasks: {}",
+                    f.decided,
+                    f.accepted,
+                    f.tasks,
+                    w.html.display()
+                );
+            }
+            for warning in &w.report.warnings {
+                eprintln!("warning: {warning}");
+            }
+            Ok(0)
+        }
+        Command::Export {
+            out,
+            tasks,
+            to,
+            json,
+        } => {
+            let cfg = swe_forge::export::ExportConfig {
+                out,
+                tasks,
+                to,
+                cache: cache.clone(),
+            };
+            let s = swe_forge::export::export(&cfg)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                for r in &s.repositories {
+                    println!(
+                        "{:<16} {} branches  {}",
+                        r.seed,
+                        r.branches,
+                        r.path.display()
+                    );
+                }
+                for f in &s.failed {
+                    eprintln!("not exported: {}: {}", f.instance_id, f.reason);
+                }
+                println!(
+                    "exported {} of {} tasks to {}",
+                    s.exported.len(),
+                    s.tasks,
+                    s.to.display()
+                );
+            }
+            Ok(if s.exported.is_empty() { 4 } else { 0 })
         }
         Command::Bench {
             what: BenchCommand::Mutate { dir, lang, json },

@@ -551,11 +551,20 @@ fn verify_all(
         drop(tx);
         for msg in rx {
             match msg {
-                Ok((cand, outcome)) => {
+                Ok((cand, mut outcome)) => {
                     pb.inc(1);
                     let task = if outcome.verdict.is_accepted() {
                         match build_task(ctx, &cand, &outcome) {
-                            Ok(t) => Some(t),
+                            Ok(t) => match crate::leak::find_leak(&t) {
+                                None => Some(t),
+                                Some(leak) => {
+                                    outcome.verdict = Verdict::rejected(
+                                        crate::verdict::Reason::IssueLeak,
+                                        format!("the issue text would reveal the fix: {leak}"),
+                                    );
+                                    None
+                                }
+                            },
                             Err(e) => {
                                 tracing::error!(candidate = %cand.id, "building the task: {e}");
                                 None
@@ -697,6 +706,12 @@ fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Res
         buggy_run,
         fail_to_pass: &outcome.fail_to_pass,
         test_files: &repo.profile.test_files,
+        cases: outcome
+            .synthesis
+            .as_ref()
+            .filter(|_| !outcome.test_patch.is_empty())
+            .map(|s| s.cases.as_slice())
+            .unwrap_or(&[]),
     })
     .map_err(|e| e.to_string())?;
     let fix_lines = task::changed_lines(&patch);

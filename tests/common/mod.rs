@@ -179,3 +179,67 @@ pub fn run_containers(run_id: &str) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// The headless browser for the report tests (`chromium`, Debian's package), or `None` with a
+/// notice. Without one they fail when `SWE_FORGE_REQUIRE_CHROMIUM=1` (CI).
+pub fn chromium_or_skip(test: &str) -> Option<PathBuf> {
+    let found = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find_map(|name| {
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|d| d.join(name))
+                    .find(|p| p.is_file())
+            })
+        });
+    if found.is_some() {
+        return found;
+    }
+    if std::env::var("SWE_FORGE_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
+        panic!("{test}: chromium is not installed and SWE_FORGE_REQUIRE_CHROMIUM=1");
+    }
+    eprintln!(
+        "skipping {test}: chromium is not installed (set SWE_FORGE_REQUIRE_CHROMIUM=1 to fail instead)"
+    );
+    None
+}
+
+/// Run a command with a deadline; its output, or a panic naming what hung.
+pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
+    // Drain the pipes on threads so a chatty child never blocks on a full pipe.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut v).ok();
+        v
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut err, &mut v).ok();
+        v
+    });
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} ran longer than {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: out_t.join().unwrap(),
+        stderr: err_t.join().unwrap(),
+    }
+}
