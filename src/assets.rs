@@ -55,9 +55,14 @@ mod tests {
 
     #[test]
     fn issue_template_is_embedded() {
-        assert!(template("issue/plain.md.j2")
+        for style in crate::issue::STYLES {
+            assert!(template(&format!("issue/{style}.md.j2"))
+                .unwrap()
+                .contains("{{ public }}"));
+        }
+        assert!(template("issue/categories.yaml")
             .unwrap()
-            .contains("{{ function }}"));
+            .contains("default:"));
     }
 
     #[test]

@@ -936,6 +936,8 @@ mod tests {
                     fix_lines: 2,
                     files_in_fix: 1,
                     synthesized_tests: false,
+                    direct_call: false,
+                    issue_names_function: false,
                     score: 0.5,
                 },
                 verification: Evidence {
@@ -951,6 +953,7 @@ mod tests {
                     python_path: vec![".".into()],
                 },
                 tool_version: "0.1.0".into(),
+                issue_style: "report".into(),
             },
         }
     }

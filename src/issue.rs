@@ -4,12 +4,15 @@
 use crate::assets;
 use crate::candidate::Candidate;
 use crate::run::Run;
+use crate::synth::CallOutcome;
 use minijinja::{context, Environment};
 
 #[derive(Debug, thiserror::Error)]
 pub enum IssueError {
     #[error("issue template `{0}` is missing")]
     MissingTemplate(String),
+    #[error("issue data `{name}`: {detail}")]
+    Data { name: String, detail: String },
     #[error("rendering issue template `{name}`: {source}")]
     Render {
         name: String,
@@ -30,54 +33,140 @@ pub struct IssueInput<'a> {
     pub cases: &'a [crate::synth::Distinguishing],
 }
 
-/// Render the plain problem statement.
-pub fn problem_statement(input: &IssueInput<'_>) -> Result<String, IssueError> {
-    let name = "issue/plain.md.j2";
-    let source =
+/// The issue styles, in selection order. `traceback` applies only when the code raises.
+pub const STYLES: &[&str] = &["report", "regression", "traceback"];
+
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+struct Wording {
+    title: String,
+    symptom: String,
+}
+
+/// The wording for `category` from templates/issue/categories.yaml (or its `default`).
+fn wording(category: &str) -> Result<Wording, IssueError> {
+    let name = "issue/categories.yaml";
+    let text =
         assets::template(name).ok_or_else(|| IssueError::MissingTemplate(name.to_string()))?;
+    let mut all: std::collections::BTreeMap<String, Wording> =
+        serde_yaml::from_str(text).map_err(|e| IssueError::Data {
+            name: name.to_string(),
+            detail: e.to_string(),
+        })?;
+    all.remove(category)
+        .or_else(|| all.remove("default"))
+        .ok_or_else(|| IssueError::Data {
+            name: name.to_string(),
+            detail: "no `default` entry".into(),
+        })
+}
+
+fn expected_verb(o: &CallOutcome) -> String {
+    match o {
+        CallOutcome::Value {
+            source: Some(s), ..
+        } => format!("return {s}"),
+        CallOutcome::Value { .. } => "return normally".into(),
+        CallOutcome::Raised {
+            type_name, message, ..
+        } if !message.is_empty() => format!("raise {type_name} (\"{message}\")"),
+        CallOutcome::Raised { type_name, .. } => format!("raise {type_name}"),
+        CallOutcome::Timeout => "return".into(),
+        CallOutcome::Error { .. } => "work".into(),
+    }
+}
+
+/// Render the problem statement: a style chosen from [`STYLES`] by the candidate id (the
+/// styles that apply), with the category's wording. Returns the text and the style.
+pub fn problem_statement(input: &IssueInput<'_>) -> Result<(String, &'static str), IssueError> {
+    let cand = input.candidate;
+    let raises = matches!(
+        input.cases.first().map(|d| &d.buggy),
+        Some(CallOutcome::Raised { .. })
+    );
+    let styles: Vec<&'static str> = STYLES
+        .iter()
+        .copied()
+        .filter(|s| *s != "traceback" || raises)
+        .collect();
+    let pick = u64::from_str_radix(&cand.id[..cand.id.len().min(8)], 16).unwrap_or(0) as usize;
+    let style = styles[pick % styles.len()];
+    let name = format!("issue/{style}.md.j2");
+    let source =
+        assets::template(&name).ok_or_else(|| IssueError::MissingTemplate(name.clone()))?;
     let mut env = Environment::new();
     env.set_trim_blocks(true);
-    env.add_template(name, source)
+    env.set_lstrip_blocks(true);
+    env.add_template(&name, source)
         .map_err(|source| IssueError::Render {
-            name: name.into(),
+            name: name.clone(),
             source,
         })?;
-    let cand = input.candidate;
-    let public = cand.function.rsplit('.').next().unwrap_or(&cand.function);
-    let hint = cand.issue_hints.first().cloned().unwrap_or_default();
-    let title = if hint.is_empty() {
-        format!("`{public}` returns wrong results")
-    } else {
-        format!("`{public}`: {hint}")
+    let public = match input.cases.first() {
+        Some(d) => d.call.qualname.clone(),
+        None => cand.function.clone(),
     };
-    let observed = observed_failure(input);
+    let hint = cand.issue_hints.first().cloned().unwrap_or_default();
+    let mut imports = std::collections::BTreeSet::new();
     let calls: Vec<minijinja::Value> = input
         .cases
         .iter()
         .map(|d| {
+            let top = d
+                .call
+                .qualname
+                .split('.')
+                .next()
+                .unwrap_or(&d.call.qualname);
+            imports.insert(format!("from {} import {top}", d.call.module));
+            imports.extend(d.call.imports.iter().cloned());
+            let (exc, msg) = match &d.buggy {
+                CallOutcome::Raised {
+                    type_name, message, ..
+                } => (type_name.clone(), message.clone()),
+                _ => (String::new(), String::new()),
+            };
             minijinja::Value::from_serialize(serde_json::json!({
                 "call": d.call_text(),
-                "expected": d.clean.describe(),
                 "actual": d.buggy.describe(),
+                "expected_verb": expected_verb(&d.clean),
+                "actual_exception": exc,
+                "actual_message": msg,
             }))
         })
         .collect();
-    env.get_template(name)
+    let observed = observed_failure(input);
+    let wording = wording(&cand.category)?;
+    let text = env
+        .get_template(&name)
         .and_then(|t| {
             t.render(context! {
-                title => title,
+                public => public,
                 function => cand.function,
+                wording => minijinja::Value::from_serialize(&wording),
                 hint => hint,
                 observed => observed,
                 calls => calls,
+                imports => imports.into_iter().collect::<Vec<_>>(),
                 failing_count => input.fail_to_pass.len(),
             })
         })
-        .map(|s| s.trim().to_string() + "\n")
-        .map_err(|source| IssueError::Render {
-            name: name.into(),
-            source,
-        })
+        .map_err(|source| IssueError::Render { name, source })?;
+    // Collapse the blank lines templates leave behind.
+    let mut out = String::new();
+    let mut blank = 0;
+    for line in text.trim().lines() {
+        if line.trim().is_empty() {
+            blank += 1;
+            if blank > 1 {
+                continue;
+            }
+        } else {
+            blank = 0;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    Ok((out, style))
 }
 
 /// The first failure message of the buggy run, without lines that point into test files.
@@ -109,4 +198,89 @@ fn observed_failure(input: &IssueInput<'_>) -> String {
         .join("\n")
         .trim()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{Distinguishing, TracedCall};
+
+    fn cand(id: &str, category: &str) -> Candidate {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "mutator": "py-x", "category": category,
+            "file": "pkg/query.py", "function": "_pages", "function_lines": [1, 3],
+            "byte_range": [0, 1], "line_range": [2, 2], "before": "a", "after": "b",
+            "bug_patch": "", "hash": "h", "description": "", "issue_hints": ["off by one"]
+        }))
+        .unwrap()
+    }
+
+    fn case() -> Distinguishing {
+        Distinguishing {
+            call: TracedCall {
+                file: "pkg/query.py".into(),
+                module: "pkg.query".into(),
+                qualname: "paginate".into(),
+                receiver: None,
+                args: "([], 1, 0)".into(),
+                imports: vec![],
+                reaches: vec![],
+            },
+            clean: CallOutcome::Raised {
+                type_name: "ValueError".into(),
+                type_module: "builtins".into(),
+                message: "per_page must be at least 1".into(),
+                nondeterministic: false,
+            },
+            buggy: CallOutcome::Raised {
+                type_name: "ZeroDivisionError".into(),
+                type_module: "builtins".into(),
+                message: "integer division or modulo by zero".into(),
+                nondeterministic: false,
+            },
+        }
+    }
+
+    #[test]
+    fn every_style_renders_the_reproduction_and_the_category_wording() {
+        let cases = [case()];
+        let mut seen = std::collections::BTreeSet::new();
+        for id in ["00000000aaaaaaaa", "00000001aaaaaaaa", "00000002aaaaaaaa"] {
+            let c = cand(id, "boundary");
+            let (text, style) = problem_statement(&IssueInput {
+                candidate: &c,
+                buggy_run: None,
+                fail_to_pass: &[],
+                test_files: &[],
+                cases: &cases,
+            })
+            .unwrap();
+            seen.insert(style);
+            assert!(text.contains("paginate([], 1, 0)"), "{style}: {text}");
+            assert!(text.contains("ZeroDivisionError"), "{style}: {text}");
+            assert!(
+                text.contains("per_page must be at least 1"),
+                "{style}: {text}"
+            );
+            assert!(!text.contains("\n\n\n"), "{style}: {text}");
+            assert!(!text.contains("query.py"), "{style}: {text}");
+        }
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        // Without a raising case the traceback style does not apply.
+        let c = cand("00000002aaaaaaaa", "no-such-category");
+        let (text, style) = problem_statement(&IssueInput {
+            candidate: &c,
+            buggy_run: None,
+            fail_to_pass: &[],
+            test_files: &[],
+            cases: &[],
+        })
+        .unwrap();
+        assert_ne!(style, "traceback");
+        assert!(
+            text.contains("`_pages` returns the wrong result")
+                || text.contains("Regression: `_pages` returns the wrong result"),
+            "{text}"
+        );
+    }
 }

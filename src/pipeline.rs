@@ -701,7 +701,7 @@ fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Res
         .map_err(|e| format!("reading {}: {e}", cand.file))?;
     let patch = task::gold_patch(&clean, cand);
     let buggy_run = outcome.runs.iter().find(|r| r.label == "buggy#1");
-    let problem_statement = issue::problem_statement(&IssueInput {
+    let (problem_statement, issue_style) = issue::problem_statement(&IssueInput {
         candidate: cand,
         buggy_run,
         fail_to_pass: &outcome.fail_to_pass,
@@ -714,6 +714,7 @@ fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Res
             .unwrap_or(&[]),
     })
     .map_err(|e| e.to_string())?;
+    let issue_names_function = names_function(&problem_statement, &cand.function);
     let fix_lines = task::changed_lines(&patch);
     let function_lines = cand.function_lines.1 + 1 - cand.function_lines.0;
     let killing = outcome.fail_to_pass.len();
@@ -753,6 +754,8 @@ fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Res
                 fix_lines,
                 files_in_fix: 1,
                 synthesized_tests: !outcome.test_patch.is_empty(),
+                direct_call: direct_call(repo, cand, outcome),
+                issue_names_function,
                 score: task::difficulty_score(&cand.category, killing, function_lines),
             },
             verification: task::Evidence {
@@ -778,7 +781,54 @@ fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Res
                 python_path: repo.profile.python_path.clone(),
             },
             tool_version: crate::VERSION.to_string(),
+            issue_style: issue_style.to_string(),
         },
+    })
+}
+
+/// The last part of a qualified name (`Ledger.ship` → `ship`).
+fn short_name(function: &str) -> &str {
+    function.rsplit(['.', '#']).next().unwrap_or(function)
+}
+
+fn names_function(text: &str, function: &str) -> bool {
+    let name = short_name(function);
+    !name.is_empty()
+        && text.match_indices(name).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + name.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+}
+
+/// Whether a failing test calls the mutated function directly: the synthesized test calls it
+/// (not a public caller), or a failing test's file calls it by name.
+fn direct_call(repo: &Repo, cand: &Candidate, outcome: &Outcome) -> bool {
+    if let Some(s) = outcome
+        .synthesis
+        .as_ref()
+        .filter(|_| !outcome.test_patch.is_empty())
+    {
+        return s.cases.iter().any(|d| d.call.qualname == cand.function);
+    }
+    let name = short_name(&cand.function);
+    let needle = format!("{name}(");
+    outcome.fail_to_pass.iter().any(|id| {
+        let file = match id.split_once("::") {
+            Some((file, _)) => Some(file.to_string()),
+            // JUnit `pkg.ClassTest#method`: the test file named after the class.
+            None => id.split('#').next().and_then(|class| {
+                let class = class.rsplit('.').next().unwrap_or(class);
+                repo.profile
+                    .test_files
+                    .iter()
+                    .find(|f| f.ends_with(&format!("/{class}.java")))
+                    .cloned()
+            }),
+        };
+        file.and_then(|f| std::fs::read_to_string(repo.checkout.join(f)).ok())
+            .is_some_and(|text| text.contains(&needle))
     })
 }
 

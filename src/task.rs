@@ -47,6 +47,9 @@ pub struct TaskMetadata {
     /// How to run the tests: the command, the source of the repository, the install command.
     pub environment: EnvironmentInfo,
     pub tool_version: String,
+    /// The issue template style (`report`, `regression`, `traceback`).
+    #[serde(default)]
+    pub issue_style: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,6 +72,13 @@ pub struct Difficulty {
     pub files_in_fix: usize,
     /// Whether the tests are synthesized (false: the repository's own tests catch it).
     pub synthesized_tests: bool,
+    /// Whether a failing test calls the mutated function directly (synthesized: the test calls
+    /// it rather than a public caller; existing: a failing test's file calls it by name).
+    #[serde(default)]
+    pub direct_call: bool,
+    /// Whether the issue text names the mutated function.
+    #[serde(default)]
+    pub issue_names_function: bool,
     /// A first rough score in [0, 1]; the curriculum calibrates it against pass rates.
     pub score: f64,
 }
