@@ -493,9 +493,27 @@ fn generated(
             break;
         }
     }
-    // Never reached by the tests: search the mutated function itself, from its signature.
+    // Never reached by the tests: search the mutated function itself, from its signature;
+    // a method on a receiver recorded for another method of its class.
     let signature_only;
-    if templates.is_empty() && !cand.function.contains('.') {
+    let method = cand.function.split_once('.');
+    if let Some((class, name)) = method.filter(|(_, n)| !n.starts_with("__")) {
+        let receiver = trace.calls.iter().find(|c| {
+            c.file == cand.file
+                && c.receiver.is_some()
+                && c.qualname.split_once('.').is_some_and(|(k, _)| k == class)
+        });
+        if let (true, Some(r)) = (templates.is_empty(), receiver) {
+            signature_only = TracedCall {
+                qualname: format!("{class}.{name}"),
+                args: String::new(),
+                reaches: vec![],
+                ..r.clone()
+            };
+            templates.push(&signature_only);
+            seen.insert(&cand.function);
+        }
+    } else if templates.is_empty() && !cand.function.contains('.') {
         let Some(module) = module_name(trace, setup, &cand.file) else {
             return Ok(());
         };
@@ -576,6 +594,7 @@ fn generated(
         #[serde(default)]
         error: Option<String>,
     }
+    tracing::debug!(candidate = %cand.id, request = %request, answer = %String::from_utf8_lossy(&bytes), "hypothesis search");
     let found: Found = serde_json::from_slice(&bytes)
         .map_err(|e| SynthError::Helper(format!("search.json: {e}")))?;
     search.search_error = found.error;

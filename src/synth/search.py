@@ -75,7 +75,14 @@ def strategy_for(value, consts, depth=0):
                          st.sampled_from([0.0, 0.5, 1.0, -1.0, value * 2, value / 2]))
     if t is str:
         chars = set(value) | set("".join(k for k in same)) | set("aZ09 ._-:,")
-        return st.one_of(*extra, st.text(alphabet=sorted(chars), max_size=max(8, len(value) + 4)))
+        # Text is often words: recombine the value's words and the function's literals.
+        words = sorted(set(value.split()) | {k for k in same if k and " " not in k})
+        options = [st.text(alphabet=sorted(chars), max_size=max(8, len(value) + 4))]
+        if words:
+            options.append(
+                st.lists(st.sampled_from(words), min_size=1, max_size=6).map(" ".join)
+            )
+        return st.one_of(*extra, *options)
     if t is bytes:
         return st.one_of(*extra, st.binary(max_size=max(8, len(value) + 4)))
     if t is decimal.Decimal:

@@ -66,7 +66,15 @@ def _call_source(frame, qualname):
             return None
         receiver = literal.to_source(f_locals["self"], imports, repo_modules)
         start = 1
-    for name in names[start:npos]:
+    # Trailing parameters still holding their default object were (most likely) not passed:
+    # leave them out, so the call reads as written and searches vary what the caller chose.
+    defaults = _defaults(frame, qualname)
+    last = npos
+    if defaults:
+        first_default = npos - len(defaults)
+        while last > max(start, first_default) and f_locals[names[last - 1]] is defaults[last - 1 - first_default]:
+            last -= 1
+    for name in names[start:last]:
         parts.append(literal.to_source(f_locals[name], imports, repo_modules))
     i = npos + nkw
     if flags & 0x04:  # *args
@@ -84,6 +92,30 @@ def _call_source(frame, qualname):
     if len(text) > literal.MAX_SOURCE:
         return None
     return receiver, text, sorted(imports)
+
+
+_defaults_cache = {}
+
+
+def _defaults(frame, qualname):
+    code = frame.f_code
+    if code in _defaults_cache:
+        return _defaults_cache[code]
+    obj = frame.f_globals
+    fn = None
+    try:
+        parts = qualname.split(".")
+        fn = obj.get(parts[0])
+        for p in parts[1:]:
+            fn = getattr(fn, p)
+        fn = getattr(fn, "__func__", fn)
+        if getattr(fn, "__code__", None) is not code:
+            fn = None
+    except Exception:
+        fn = None
+    d = getattr(fn, "__defaults__", None) or ()
+    _defaults_cache[code] = d
+    return d
 
 
 _repo_modules_cache = [None, 0]
