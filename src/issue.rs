@@ -71,7 +71,7 @@ fn expected_verb(o: &CallOutcome) -> String {
         } if !message.is_empty() => format!("raise {type_name} (\"{message}\")"),
         CallOutcome::Raised { type_name, .. } => format!("raise {type_name}"),
         CallOutcome::Timeout => "return".into(),
-        CallOutcome::Error { .. } => "work".into(),
+        CallOutcome::Error { .. } | CallOutcome::Scenario { .. } => "work".into(),
     }
 }
 
@@ -127,6 +127,8 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<(String, &'static str
             };
             minijinja::Value::from_serialize(serde_json::json!({
                 "call": d.call_text(),
+                "code": d.call.setup.iter().cloned().chain([d.call_text()]).collect::<Vec<_>>().join("\n"),
+                "setup": d.call.setup,
                 "actual": d.buggy.describe(),
                 "expected_verb": expected_verb(&d.clean),
                 "actual_exception": exc,
@@ -225,6 +227,7 @@ mod tests {
                 args: "([], 1, 0)".into(),
                 imports: vec![],
                 reaches: vec![],
+                setup: vec![],
             },
             clean: CallOutcome::Raised {
                 type_name: "ValueError".into(),

@@ -66,6 +66,28 @@ pub struct TracedCall {
     pub imports: Vec<String>,
     /// `file::qualname` of every repository function this call reached, itself included.
     pub reaches: Vec<String>,
+    /// Statements that come first (a scenario: the object's construction and earlier calls).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<String>,
+}
+
+/// An object followed through a test: its construction, then the methods called on it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    pub file: String,
+    pub module: String,
+    pub cls: String,
+    pub ctor_args: String,
+    #[serde(default)]
+    pub imports: Vec<String>,
+    pub steps: Vec<ScenarioStep>,
+    pub reaches: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioStep {
+    pub method: String,
+    pub args: String,
 }
 
 /// Every call recorded in one run of the clean suite.
@@ -74,6 +96,8 @@ pub struct Trace {
     pub calls: Vec<TracedCall>,
     /// Calls whose arguments could not be written back as source.
     pub dropped: usize,
+    #[serde(default)]
+    pub scenarios: Vec<Scenario>,
 }
 
 /// What one call did (see replay.py).
@@ -99,6 +123,12 @@ pub enum CallOutcome {
     Timeout,
     Error {
         detail: String,
+    },
+    /// A scenario: the outcome of each step.
+    Scenario {
+        steps: Vec<CallOutcome>,
+        #[serde(default)]
+        nondeterministic: bool,
     },
 }
 
@@ -132,6 +162,7 @@ impl CallOutcome {
             }
             CallOutcome::Timeout => "does not return (times out)".into(),
             CallOutcome::Error { detail } => format!("cannot be called ({detail})"),
+            CallOutcome::Scenario { steps, .. } => format!("{} steps", steps.len()),
         }
     }
 }
@@ -337,11 +368,6 @@ fn replay(
     bug_patch: Option<&str>,
     timeout: Duration,
 ) -> Result<BTreeMap<String, CallOutcome>, SynthError> {
-    worker.reset()?;
-    if let Some(p) = bug_patch {
-        worker.apply_patch(p)?;
-    }
-    let scratch = worker.scratch().to_string();
     let input: Vec<serde_json::Value> = calls
         .iter()
         .enumerate()
@@ -355,7 +381,22 @@ fn replay(
             })
         })
         .collect();
-    let input = serde_json::to_string(&input).unwrap_or_default();
+    replay_values(worker, setup, &input, bug_patch, timeout)
+}
+
+fn replay_values(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    input: &[serde_json::Value],
+    bug_patch: Option<&str>,
+    timeout: Duration,
+) -> Result<BTreeMap<String, CallOutcome>, SynthError> {
+    worker.reset()?;
+    if let Some(p) = bug_patch {
+        worker.apply_patch(p)?;
+    }
+    let scratch = worker.scratch().to_string();
+    let input = serde_json::to_string(input).unwrap_or_default();
     let script = format!(
         "{}cat > {} <<'SWE_FORGE_EOF'\n{input}\nSWE_FORGE_EOF\n{}{} {} {} {} >/dev/null\n",
         ship_helpers(&scratch),
@@ -437,7 +478,10 @@ pub fn search(
         search_error: None,
     };
     if calls.is_empty() {
-        generated(worker, setup, trace, cand, timeout, &mut search)?;
+        scenarios(worker, setup, trace, cand, timeout, &mut search)?;
+        if search.found.is_empty() {
+            generated(worker, setup, trace, cand, timeout, &mut search)?;
+        }
         return Ok(search);
     }
     let clean = replay(worker, setup, &calls, None, timeout)?;
@@ -466,9 +510,136 @@ pub fn search(
     search.found.extend(later);
     search.found.truncate(MAX_ASSERTS);
     if search.found.is_empty() {
+        scenarios(worker, setup, trace, cand, timeout, &mut search)?;
+    }
+    if search.found.is_empty() {
         generated(worker, setup, trace, cand, timeout, &mut search)?;
     }
     Ok(search)
+}
+
+/// Replay the recorded scenarios (object construction + method calls) that reached the
+/// mutated function; the first step whose outcome differs, after steps that all returned
+/// alike, becomes a case whose setup is the construction and the earlier steps.
+fn scenarios(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    trace: &Trace,
+    cand: &Candidate,
+    timeout: Duration,
+    search: &mut Search,
+) -> Result<(), SynthError> {
+    let target = format!("{}::{}", cand.file, cand.function);
+    let mut picked: Vec<&Scenario> = trace
+        .scenarios
+        .iter()
+        .filter(|s| s.reaches.iter().any(|r| *r == target))
+        .collect();
+    picked.sort_by_key(|s| (s.steps.len(), s.ctor_args.len()));
+    picked.truncate(60);
+    if picked.is_empty() {
+        return Ok(());
+    }
+    search.reaching += picked.len();
+    search.replayed += picked.len();
+    // Probes: after its own steps, each scenario also makes the calls recorded on other
+    // objects of its class (distinct, at most 15), so state the test never looked at shows.
+    let probes = |cls: &str| -> Vec<ScenarioStep> {
+        let mut seen = BTreeSet::new();
+        trace
+            .scenarios
+            .iter()
+            .filter(|s| s.cls == cls && s.file == cand.file)
+            .flat_map(|s| s.steps.iter())
+            .filter(|st| seen.insert((st.method.clone(), st.args.clone())))
+            .take(15)
+            .cloned()
+            .collect()
+    };
+    let extended: Vec<Scenario> = picked
+        .iter()
+        .map(|s| {
+            let mut s = (*s).clone();
+            s.steps.extend(probes(&s.cls));
+            s
+        })
+        .collect();
+    let picked: Vec<&Scenario> = extended.iter().collect();
+    let input: Vec<serde_json::Value> = picked
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            serde_json::json!({
+                "id": i.to_string(),
+                "module": s.module,
+                "scenario": s,
+            })
+        })
+        .collect();
+    let clean = replay_values(worker, setup, &input, None, timeout)?;
+    let buggy = replay_values(worker, setup, &input, Some(&cand.bug_patch), timeout)?;
+    for (i, sc) in picked.iter().enumerate() {
+        let id = i.to_string();
+        let (
+            Some(CallOutcome::Scenario {
+                steps: c,
+                nondeterministic: false,
+            }),
+            Some(CallOutcome::Scenario { steps: b, .. }),
+        ) = (clean.get(&id), buggy.get(&id))
+        else {
+            continue;
+        };
+        // The first step whose difference a test can assert (earlier differences, such as
+        // reprs with addresses, are not).
+        let Some(k) = (0..c.len().min(b.len())).find(|&k| assertable(&c[k], &b[k])) else {
+            continue;
+        };
+        if !c[..k]
+            .iter()
+            .all(|o| matches!(o, CallOutcome::Value { .. } | CallOutcome::Raised { .. }))
+        {
+            continue;
+        }
+        let var = sc.cls.to_lowercase();
+        let mut imports = sc.imports.clone();
+        let mut lines = vec![format!("{var} = {}{}", sc.cls, sc.ctor_args)];
+        for (st, o) in sc.steps[..k].iter().zip(&c[..k]) {
+            let call = format!("{var}.{}{}", st.method, st.args);
+            match o {
+                CallOutcome::Raised {
+                    type_name,
+                    type_module,
+                    ..
+                } => {
+                    if type_module != "builtins" {
+                        let top = type_name.split('.').next().unwrap_or(type_name);
+                        imports.push(format!("from {type_module} import {top}"));
+                    }
+                    lines.push(format!("with pytest.raises({type_name}):\n    {call}"));
+                }
+                _ => lines.push(call),
+            }
+        }
+        search.found.push(Distinguishing {
+            call: TracedCall {
+                file: sc.file.clone(),
+                module: sc.module.clone(),
+                qualname: format!("{}.{}", sc.cls, sc.steps[k].method),
+                receiver: Some(var),
+                args: sc.steps[k].args.clone(),
+                imports,
+                reaches: sc.reaches.clone(),
+                setup: lines,
+            },
+            clean: c[k].clone(),
+            buggy: b[k].clone(),
+        });
+        if search.found.len() >= MAX_ASSERTS {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Hypothesis proposes inputs for the mutated module's entry functions (templates: their
@@ -525,6 +696,7 @@ fn generated(
             args: String::new(),
             imports: vec![],
             reaches: vec![],
+            setup: vec![],
         };
         templates.push(&signature_only);
         seen.insert(&cand.function);
@@ -619,6 +791,7 @@ fn generated(
                 args: p.args,
                 imports,
                 reaches: vec![],
+                setup: vec![],
             }
         })
         .collect();
@@ -745,6 +918,20 @@ pub fn render(found: &[Distinguishing], setup: &SynthSetup, cand: &Candidate) ->
         imports.extend(d.call.imports.iter().cloned());
         let call = call_expr(&d.call);
         let name = test_name(d, &mut taken);
+        let setup_lines: String = d
+            .call
+            .setup
+            .iter()
+            .flat_map(|l| l.lines())
+            .map(|l| format!("    {l}\n"))
+            .collect();
+        if d.call
+            .setup
+            .iter()
+            .any(|l| l.starts_with("with pytest.raises"))
+        {
+            needs_pytest = true;
+        }
         let body = match &d.clean {
             CallOutcome::Value {
                 source: Some(expected),
@@ -787,7 +974,7 @@ pub fn render(found: &[Distinguishing], setup: &SynthSetup, cand: &Candidate) ->
             }
             _ => continue,
         };
-        bodies.push(format!("def {name}():\n{body}"));
+        bodies.push(format!("def {name}():\n{setup_lines}{body}"));
         names.push(name);
     }
     let _ = needs_re;
@@ -930,6 +1117,7 @@ mod tests {
             args: args.into(),
             imports: vec![],
             reaches: reaches.iter().map(|s| s.to_string()).collect(),
+            setup: vec![],
         }
     }
 
@@ -953,6 +1141,7 @@ mod tests {
                 call("other", "(1,)", &["pkg/m.py::other"]),
             ],
             dropped: 0,
+            scenarios: vec![],
         };
         let (reaching, calls) = reaching_calls(&trace, &cand("_helper"), 2);
         assert_eq!(reaching, 3);

@@ -80,6 +80,55 @@ def _outcome(call, repo_modules):
     return {"kind": "value", "source": source, "repr": text, "imports": sorted(imports)}
 
 
+def _value_outcome(fn, args, kwargs, module, repo_modules):
+    signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
+    try:
+        value = fn(*args, **kwargs)
+    except _Timeout:
+        return {"kind": "timeout"}
+    except Exception as e:
+        t = type(e)
+        return {"kind": "raised", "type": t.__qualname__, "type_module": t.__module__,
+                "message": str(e)[:500]}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    imports = set()
+    try:
+        source = literal.to_source(value, imports, repo_modules)
+        again = literal.eval_source(source, vars(module))
+        if not (again == value) or type(again) is not type(value):
+            source = None
+    except Exception:
+        source = None
+    try:
+        text = repr(value)[:300]
+    except Exception:
+        text = "<unprintable>"
+    return {"kind": "value", "source": source, "repr": text, "imports": sorted(imports)}
+
+
+def _scenario(call, repo_modules):
+    """Construct the object, then make each step; the outcome of every step."""
+    sc = call["scenario"]
+    try:
+        module = importlib.import_module(sc["module"])
+        cls = getattr(module, sc["cls"])
+        args, kwargs = literal.eval_source("(lambda *a, **k: (a, k))" + sc["ctor_args"], vars(module))
+        obj = cls(*args, **kwargs)
+    except Exception as e:
+        return {"kind": "error", "detail": "constructing: %s: %s" % (type(e).__name__, e)}
+    steps = []
+    for step in sc["steps"]:
+        try:
+            fn = getattr(obj, step["method"])
+            a, k = literal.eval_source("(lambda *a, **k: (a, k))" + step["args"], vars(module))
+        except Exception as e:
+            steps.append({"kind": "error", "detail": "%s: %s" % (type(e).__name__, e)})
+            break
+        steps.append(_value_outcome(fn, a, k, module, repo_modules))
+    return {"kind": "scenario", "steps": steps}
+
+
 def main():
     calls = json.load(open(sys.argv[1]))
     signal.signal(signal.SIGALRM, _alarm)
@@ -94,8 +143,9 @@ def main():
         repo_modules = {call["module"]} | {
             m for m in sys.modules if m.split(".")[0] == call["module"].split(".")[0]
         }
-        first = _outcome(call, repo_modules)
-        second = _outcome(call, repo_modules)
+        run = _scenario if call.get("scenario") else _outcome
+        first = run(call, repo_modules)
+        second = run(call, repo_modules)
         if json.dumps(first, sort_keys=True) != json.dumps(second, sort_keys=True):
             first = dict(first, nondeterministic=True)
         results[call["id"]] = first

@@ -29,6 +29,12 @@ _calls = {}  # (file, qualname, args) -> record
 _per_function = {}
 _stack = []  # [(frame, key or None, reaches set or None, fid)]
 _dropped = [0]
+# Objects that cannot be written back as source (a ledger with history) are followed as
+# scenarios: the constructor call, then each method called on the object from outside it.
+_scenarios = {}  # id(obj) -> scenario dict
+_scenario_objects = []  # keeps the objects alive so ids are not reused
+_SCENARIOS_PER_CLASS = int(os.environ.get("SWE_FORGE_TRACE_SCENARIOS", "40"))
+_scenario_count = {}
 _busy = [False]
 
 
@@ -150,7 +156,11 @@ def _profile(frame, event, arg):
         reaches = None
         _busy[0] = True
         try:
-            if _per_function.get(fid, 0) < _PER_FUNCTION:
+            scenario_reaches = _follow(frame, rel, module, qualname)
+            if scenario_reaches is not None:
+                scenario_reaches.add(fid)
+                reaches = scenario_reaches
+            elif _per_function.get(fid, 0) < _PER_FUNCTION:
                 try:
                     src = _call_source(frame, qualname)
                 except literal.Refused:
@@ -177,10 +187,101 @@ def _profile(frame, event, arg):
                     _dropped[0] += 1
         finally:
             _busy[0] = False
-        _stack.append((frame, key, reaches))
+        _stack.append((frame, key, reaches, id(frame.f_locals.get("self")) if "." in qualname else None))
     elif event == "return":
         if _stack and _stack[-1][0] is frame:
             _stack.pop()
+
+
+def _follow(frame, rel, module, qualname):
+    """Record a scenario step when this is a method call on a followed (or new) object; the
+    scenario's reach set, or None."""
+    if qualname.count(".") != 1:
+        return None
+    cls, method = qualname.split(".")
+    code = frame.f_code
+    if code.co_argcount == 0 or code.co_varnames[0] != "self":
+        return None
+    obj = frame.f_locals.get("self")
+    if obj is None:
+        return None
+    oid = id(obj)
+    if method == "__init__":
+        if type(obj).__name__ != cls or _scenario_count.get(qualname, 0) >= _SCENARIOS_PER_CLASS:
+            return None
+        try:
+            src = _call_source_args(frame)
+        except Exception:
+            return None
+        if src is None:
+            return None
+        _scenario_count[qualname] = _scenario_count.get(qualname, 0) + 1
+        sc = {
+            "file": rel, "module": module, "cls": cls, "ctor_args": src[0],
+            "imports": set(src[1]), "steps": [], "open": True, "reaches": set(),
+        }
+        _scenarios[oid] = sc
+        _scenario_objects.append(obj)
+        return sc["reaches"]
+    sc = _scenarios.get(oid)
+    if sc is None or type(obj).__name__ != sc["cls"]:
+        return None
+    # Only calls from outside the object: not while one of its own methods runs.
+    if any(entry[3] == oid for entry in _stack):
+        return None
+    if not sc["open"] or method.startswith("_") or len(sc["steps"]) >= 12:
+        sc["open"] = False
+        return None
+    try:
+        src = _call_source_args(frame)
+    except Exception:
+        src = None
+    if src is None:
+        sc["open"] = False  # the sequence can no longer be replayed past this point
+        return None
+    sc["steps"].append({"method": method, "args": src[0]})
+    sc["imports"].update(src[1])
+    return sc["reaches"]
+
+
+def _call_source_args(frame):
+    """(`(args)` source without `self`, imports) of a method call, or None."""
+    code = frame.f_code
+    qualname = getattr(code, "co_qualname", code.co_name)
+    got = _call_source_plain(frame, qualname)
+    return got
+
+
+def _call_source_plain(frame, qualname):
+    code = frame.f_code
+    f_locals = frame.f_locals
+    names = code.co_varnames
+    npos = code.co_argcount
+    nkw = code.co_kwonlyargcount
+    flags = code.co_flags
+    imports = set()
+    repo_modules = _repo_modules()
+    defaults = _defaults(frame, qualname)
+    last = npos
+    if defaults:
+        first_default = npos - len(defaults)
+        while last > max(1, first_default) and f_locals[names[last - 1]] is defaults[last - 1 - first_default]:
+            last -= 1
+    try:
+        parts = [literal.to_source(f_locals[n], imports, repo_modules) for n in names[1:last]]
+        i = npos + nkw
+        if flags & 0x04:
+            parts += [literal.to_source(v, imports, repo_modules) for v in f_locals[names[i]]]
+            i += 1
+        parts += ["%s=%s" % (n, literal.to_source(f_locals[n], imports, repo_modules)) for n in names[npos:npos + nkw]]
+        if flags & 0x08:
+            for k, v in f_locals[names[i]].items():
+                if not k.isidentifier():
+                    return None
+                parts.append("%s=%s" % (k, literal.to_source(v, imports, repo_modules)))
+    except literal.Refused:
+        return None
+    return "(" + ", ".join(parts) + ")", sorted(imports)
 
 
 def pytest_configure(config):
@@ -196,5 +297,19 @@ def pytest_unconfigure(config):
         record = dict(record)
         record["reaches"] = sorted(record["reaches"])
         calls.append(record)
+    scenarios = []
+    seen = set()
+    for sc in _scenarios.values():
+        if not sc["steps"]:
+            continue
+        key = json.dumps([sc["file"], sc["cls"], sc["ctor_args"], sc["steps"]], sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        scenarios.append({
+            "file": sc["file"], "module": sc["module"], "cls": sc["cls"],
+            "ctor_args": sc["ctor_args"], "imports": sorted(sc["imports"]),
+            "steps": sc["steps"], "reaches": sorted(sc["reaches"]),
+        })
     with open(_OUT, "w") as f:
-        json.dump({"calls": calls, "dropped": _dropped[0]}, f)
+        json.dump({"calls": calls, "dropped": _dropped[0], "scenarios": scenarios}, f)
