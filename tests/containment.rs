@@ -94,7 +94,14 @@ fn wiped_worktree_is_restored() {
     for c in others {
         let r = c["reason"].as_str().unwrap_or("accepted");
         assert!(
-            ["accepted", "not-killed", "not-covered"].contains(&r),
+            [
+                "accepted",
+                "not-killed",
+                "not-covered",
+                "likely-equivalent",
+                "synthesis-failed"
+            ]
+            .contains(&r),
             "a candidate saw a damaged tree: {c}"
         );
     }
