@@ -133,6 +133,24 @@ def _scalar(consts):
     return st.one_of(*options)
 
 
+def _defaulted(fn, given, kwargs, consts):
+    """Strategies for the positional parameters after the `given` ones that have defaults
+    (and were not passed by keyword)."""
+    import inspect
+
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+    out = []
+    for p in params[given:]:
+        if p.default is p.empty or p.name in kwargs:
+            break
+        out.append(st.one_of(st.just(p.default), strategy_for(p.default, consts)))
+    return out
+
+
 def from_signature(fn, consts):
     """Positional strategies for the required parameters of `fn`, or None."""
     import inspect
@@ -212,7 +230,10 @@ def main():
                 args, kwargs = literal.eval_source(
                     "(lambda *a, **k: (a, k))" + tpl["args"], vars(buggy)
                 )
-                arg_strategy = st.tuples(*[strategy_for(a, consts) for a in args])
+                strategies = [strategy_for(a, consts) for a in args]
+                # Parameters the recorded call left at their defaults vary too.
+                strategies += _defaulted(fn_c, len(args), kwargs, consts)
+                arg_strategy = st.tuples(*strategies)
                 kw_names = sorted(kwargs)
         except Exception:
             continue
