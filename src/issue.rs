@@ -60,6 +60,21 @@ fn wording(category: &str) -> Result<Wording, IssueError> {
         })
 }
 
+/// Setup statements as a user writes them: `with pytest.raises(E):` blocks of a synthesized
+/// test become the call with a comment.
+fn setup_for_issue(setup: &[String]) -> Vec<String> {
+    setup
+        .iter()
+        .map(|l| match l.strip_prefix("with pytest.raises(") {
+            Some(rest) => {
+                let (exc, call) = rest.split_once("):").unwrap_or((rest, ""));
+                format!("{}  # raises {exc}", call.trim())
+            }
+            None => l.clone(),
+        })
+        .collect()
+}
+
 fn expected_verb(o: &CallOutcome) -> String {
     match o {
         CallOutcome::Value {
@@ -127,8 +142,8 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<(String, &'static str
             };
             minijinja::Value::from_serialize(serde_json::json!({
                 "call": d.call_text(),
-                "code": d.call.setup.iter().cloned().chain([d.call_text()]).collect::<Vec<_>>().join("\n"),
-                "setup": d.call.setup,
+                "code": setup_for_issue(&d.call.setup).into_iter().chain([d.call_text()]).collect::<Vec<_>>().join("\n"),
+                "setup": setup_for_issue(&d.call.setup),
                 "actual": d.buggy.describe(),
                 "expected_verb": expected_verb(&d.clean),
                 "actual_exception": exc,
@@ -242,6 +257,21 @@ mod tests {
                 nondeterministic: false,
             },
         }
+    }
+
+    #[test]
+    fn raising_setup_steps_read_as_calls_with_a_comment() {
+        let setup = vec![
+            "ledger = Ledger()".to_string(),
+            "with pytest.raises(ValueError):\n    ledger.ship('TEA', 0)".to_string(),
+        ];
+        assert_eq!(
+            setup_for_issue(&setup),
+            vec![
+                "ledger = Ledger()",
+                "ledger.ship('TEA', 0)  # raises ValueError"
+            ]
+        );
     }
 
     #[test]

@@ -635,9 +635,8 @@ fn scenarios(
             clean: c[k].clone(),
             buggy: b[k].clone(),
         });
-        if search.found.len() >= MAX_ASSERTS {
-            break;
-        }
+        // One scenario case is enough: the shortest (scenarios are tried shortest first).
+        break;
     }
     Ok(())
 }
