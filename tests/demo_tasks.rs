@@ -144,6 +144,11 @@ fn demo_run_yields_verified_tasks() {
         let copy = work.path().join("repo");
         swe_forge::sandbox::local::copy_tree(&source, &copy).unwrap();
 
+        // Synthesized tests are added first (SWE-bench's test_patch).
+        let test_patch = task["test_patch"].as_str().unwrap();
+        if !test_patch.is_empty() {
+            git_apply(&copy, test_patch);
+        }
         git_apply(&copy, task["bug_patch"].as_str().unwrap());
         let buggy = pytest(&python, &copy, Some(&f2p));
         for id in &f2p {
