@@ -55,49 +55,19 @@ def _info(frame):
 
 
 def _call_source(frame, qualname):
-    """`(args)` source of this call, or None. Methods: `Class(...).method(args)`."""
+    """(receiver source or None, `(args)` source, imports) of this call, or None. Methods:
+    the receiver is `self` written back as source (`Period(...)`). Raises literal.Refused."""
     code = frame.f_code
-    f_locals = frame.f_locals
-    names = code.co_varnames
-    npos = code.co_argcount
-    nkw = code.co_kwonlyargcount
-    flags = code.co_flags
-    imports = set()
-    repo_modules = _repo_modules()
-    parts = []
     receiver = None
-    start = 0
+    imports = set()
     if "." in qualname:
-        if qualname.count(".") != 1 or npos == 0 or names[0] != "self":
+        if qualname.count(".") != 1 or code.co_argcount == 0 or code.co_varnames[0] != "self":
             return None
-        receiver = literal.to_source(f_locals["self"], imports, repo_modules)
-        start = 1
-    # Trailing parameters still holding their default object were (most likely) not passed:
-    # leave them out, so the call reads as written and searches vary what the caller chose.
-    defaults = _defaults(frame, qualname)
-    last = npos
-    if defaults:
-        first_default = npos - len(defaults)
-        while last > max(start, first_default) and f_locals[names[last - 1]] is defaults[last - 1 - first_default]:
-            last -= 1
-    for name in names[start:last]:
-        parts.append(literal.to_source(f_locals[name], imports, repo_modules))
-    i = npos + nkw
-    if flags & 0x04:  # *args
-        for v in f_locals[names[i]]:
-            parts.append(literal.to_source(v, imports, repo_modules))
-        i += 1
-    for name in names[npos : npos + nkw]:
-        parts.append("%s=%s" % (name, literal.to_source(f_locals[name], imports, repo_modules)))
-    if flags & 0x08:  # **kwargs
-        for k, v in f_locals[names[i]].items():
-            if not k.isidentifier():
-                return None
-            parts.append("%s=%s" % (k, literal.to_source(v, imports, repo_modules)))
-    text = "(" + ", ".join(parts) + ")"
-    if len(text) > literal.MAX_SOURCE:
+        receiver = literal.to_source(frame.f_locals["self"], imports, _repo_modules())
+    args = _args_source(frame, qualname, 1 if receiver is not None else 0)
+    if args is None:
         return None
-    return receiver, text, sorted(imports)
+    return receiver, args[0], sorted(imports | set(args[1]))
 
 
 _defaults_cache = {}
@@ -210,7 +180,7 @@ def _follow(frame, rel, module, qualname):
         if type(obj).__name__ != cls or _scenario_count.get(qualname, 0) >= _SCENARIOS_PER_CLASS:
             return None
         try:
-            src = _call_source_args(frame)
+            src = _args_source(frame, qualname, 1)
         except Exception:
             return None
         if src is None:
@@ -233,7 +203,7 @@ def _follow(frame, rel, module, qualname):
         sc["open"] = False
         return None
     try:
-        src = _call_source_args(frame)
+        src = _args_source(frame, qualname, 1)
     except Exception:
         src = None
     if src is None:
@@ -244,15 +214,11 @@ def _follow(frame, rel, module, qualname):
     return sc["reaches"]
 
 
-def _call_source_args(frame):
-    """(`(args)` source without `self`, imports) of a method call, or None."""
-    code = frame.f_code
-    qualname = getattr(code, "co_qualname", code.co_name)
-    got = _call_source_plain(frame, qualname)
-    return got
-
-
-def _call_source_plain(frame, qualname):
+def _args_source(frame, qualname, start):
+    """(`(args)` source of the parameters from `start` on, imports), or None when one cannot
+    be written back as source. Trailing parameters still holding their default object were
+    (most likely) not passed: they are left out, so the call reads as written (the search
+    varies them from the signature)."""
     code = frame.f_code
     f_locals = frame.f_locals
     names = code.co_varnames
@@ -265,23 +231,29 @@ def _call_source_plain(frame, qualname):
     last = npos
     if defaults:
         first_default = npos - len(defaults)
-        while last > max(1, first_default) and f_locals[names[last - 1]] is defaults[last - 1 - first_default]:
+        while last > max(start, first_default) and f_locals[names[last - 1]] is defaults[last - 1 - first_default]:
             last -= 1
     try:
-        parts = [literal.to_source(f_locals[n], imports, repo_modules) for n in names[1:last]]
+        parts = [literal.to_source(f_locals[n], imports, repo_modules) for n in names[start:last]]
         i = npos + nkw
-        if flags & 0x04:
+        if flags & 0x04:  # *args
             parts += [literal.to_source(v, imports, repo_modules) for v in f_locals[names[i]]]
             i += 1
-        parts += ["%s=%s" % (n, literal.to_source(f_locals[n], imports, repo_modules)) for n in names[npos:npos + nkw]]
-        if flags & 0x08:
+        parts += [
+            "%s=%s" % (n, literal.to_source(f_locals[n], imports, repo_modules))
+            for n in names[npos : npos + nkw]
+        ]
+        if flags & 0x08:  # **kwargs
             for k, v in f_locals[names[i]].items():
                 if not k.isidentifier():
                     return None
                 parts.append("%s=%s" % (k, literal.to_source(v, imports, repo_modules)))
     except literal.Refused:
         return None
-    return "(" + ", ".join(parts) + ")", sorted(imports)
+    text = "(" + ", ".join(parts) + ")"
+    if len(text) > literal.MAX_SOURCE:
+        return None
+    return text, sorted(imports)
 
 
 def pytest_configure(config):
