@@ -533,7 +533,7 @@ new file mode 100644\n\
         )
     }
 
-    /// What issue texts look like today (templates/issue/plain.md.j2).
+    /// What issue texts look like today (an observed-failure text as templates/issue/ renders one).
     const NORMAL: &str = "`parse_quantity`: the condition accepts too much\n\n\
 Code that goes through `parse_quantity` no longer behaves as documented: the condition accepts too much.\n\n\
 What I see when I exercise it:\n\n```\nIndexError: string index out of range\nassert 12.5 == 12.25\n```\n\
