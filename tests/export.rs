@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bin, jsonl, text};
+use common::{bin, jsonl, run_demo_small, text};
 use std::path::Path;
 use std::process::Command;
 
@@ -32,29 +32,8 @@ fn changed(patch: &str) -> Vec<&str> {
 
 #[test]
 fn demo_tasks_export_as_branches_holding_their_bugs() {
-    let dir = tempfile::tempdir().unwrap();
+    let (o, dir) = run_demo_small();
     let out = dir.path().join("out");
-    let tmp = dir.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let o = bin()
-        .env("TMPDIR", &tmp)
-        .args([
-            "run",
-            "--sandbox",
-            "local",
-            "--only",
-            "pyshelf",
-            "--max-candidates",
-            "6",
-            "--jobs",
-            "2",
-            "--json",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
     let tasks = jsonl(&out.join("tasks.jsonl"));
     assert!(!tasks.is_empty(), "the demo run made no task: {}", text(&o));
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bin, chromium_or_skip, jsonl, output_within, text};
+use common::{bin, chromium_or_skip, jsonl, output_within, run_demo_small, text};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -164,29 +164,8 @@ fn fixture_report_renders_in_chromium() {
 
 #[test]
 fn demo_run_report_renders_in_chromium() {
-    let dir = tempfile::tempdir().unwrap();
+    let (_, dir) = run_demo_small();
     let out = dir.path().join("out");
-    let tmp = dir.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let o = bin()
-        .env("TMPDIR", &tmp)
-        .args([
-            "run",
-            "--sandbox",
-            "local",
-            "--only",
-            "pyshelf",
-            "--max-candidates",
-            "6",
-            "--jobs",
-            "2",
-            "--json",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
     let r = report(&out);
     assert_eq!(r["funnel"]["sampled"], 6);
     assert_eq!(r["funnel"]["decided"], 6);

@@ -100,6 +100,34 @@ pub fn run_fixture(name: &str, extra: &[&str]) -> (Output, tempfile::TempDir) {
     run_fixture_in("local", name, extra)
 }
 
+/// `run` on the demo seed pyshelf with the local sandbox, 6 candidates, into DIR/out (worktrees
+/// under DIR/tmp); asserts it succeeded. Keep the TempDir alive while inspecting.
+pub fn run_demo_small() -> (Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let o = bin()
+        .env("TMPDIR", &tmp)
+        .args([
+            "run",
+            "--sandbox",
+            "local",
+            "--only",
+            "pyshelf",
+            "--max-candidates",
+            "6",
+            "--jobs",
+            "2",
+            "--json",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    (o, dir)
+}
+
 /// [`run_fixture`] with the given `--sandbox`.
 pub fn run_fixture_in(sandbox: &str, name: &str, extra: &[&str]) -> (Output, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
