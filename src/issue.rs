@@ -83,8 +83,8 @@ fn expected_verb(o: &CallOutcome) -> String {
         CallOutcome::Value { .. } => "return normally".into(),
         CallOutcome::Raised {
             type_name, message, ..
-        } if !message.is_empty() => format!("raise {type_name} (\"{message}\")"),
-        CallOutcome::Raised { type_name, .. } => format!("raise {type_name}"),
+        } if !message.is_empty() => format!("fail with {type_name}: {message}"),
+        CallOutcome::Raised { type_name, .. } => format!("fail with {type_name}"),
         CallOutcome::Timeout => "return".into(),
         CallOutcome::Error { .. } | CallOutcome::Scenario { .. } => "work".into(),
     }

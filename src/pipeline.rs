@@ -660,7 +660,7 @@ fn synthesize(
             crate::verdict::Reason::LikelyEquivalent,
             format!(
                 "no input tells the versions apart: {} of {} recorded calls reaching `{}` replayed \
-                 (through {} function(s)); Hypothesis searched {} function(s) of its module{}",
+                 (through {} function(s)); Hypothesis searched {} function(s) of its module{}{}",
                 search.replayed,
                 search.reaching,
                 cand.function,
@@ -670,6 +670,11 @@ fn synthesize(
                     .search_error
                     .as_deref()
                     .map(|e| format!(" ({e})"))
+                    .unwrap_or_default(),
+                search
+                    .symbolic
+                    .as_ref()
+                    .map(|s| format!("; {}", s.describe()))
                     .unwrap_or_default()
             ),
         );

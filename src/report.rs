@@ -199,6 +199,73 @@ pub struct Report {
     pub stages: Stages,
     pub seeds: Vec<SeedRow>,
     pub warnings: Vec<String>,
+    /// Training curves, when `OUT/train/metrics.jsonl` exists (`swe-forge train`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub training: Option<Training>,
+}
+
+/// The training run next to the tasks: one point per step of `train/metrics.jsonl`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Training {
+    pub metrics: String,
+    pub points: Vec<TrainPoint>,
+    /// Verified rollouts in all.
+    pub rollouts: usize,
+    /// Pass rate over the first and the last quarter of the RL steps' rollouts.
+    pub first_pass_rate: Option<f64>,
+    pub last_pass_rate: Option<f64>,
+}
+
+/// One line of train/metrics.jsonl, as the report reads it (unknown fields ignored).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TrainPoint {
+    pub step: usize,
+    #[serde(default)]
+    pub phase: String,
+    #[serde(default)]
+    pub loss: Option<f64>,
+    #[serde(default)]
+    pub rollouts: usize,
+    #[serde(default)]
+    pub reward_mean: Option<f64>,
+    #[serde(default)]
+    pub pass_rate: Option<f64>,
+    /// Share of the step's groups whose rewards were not all equal.
+    #[serde(default)]
+    pub signal_share: Option<f64>,
+    /// Share of the tasks served this step above the easiest level.
+    #[serde(default)]
+    pub harder_share: Option<f64>,
+    #[serde(default)]
+    pub tokens_per_s: Option<f64>,
+}
+
+/// Read `out/train/metrics.jsonl`, when present.
+fn training(out: &Path, warnings: &mut Vec<String>) -> Result<Option<Training>, ReportError> {
+    let path = out.join("train").join("metrics.jsonl");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let points: Vec<TrainPoint> = read_jsonl(&path, warnings)?;
+    let rl: Vec<&TrainPoint> = points.iter().filter(|p| p.phase != "sft").collect();
+    let quarter = (rl.len() / 4).max(1);
+    let rate = |ps: &[&TrainPoint]| -> Option<f64> {
+        let (mut passed, mut n) = (0.0, 0usize);
+        for p in ps {
+            if let Some(r) = p.pass_rate {
+                passed += r * p.rollouts as f64;
+                n += p.rollouts;
+            }
+        }
+        (n > 0).then(|| passed / n as f64)
+    };
+    Ok(Some(Training {
+        metrics: path.display().to_string(),
+        rollouts: rl.iter().map(|p| p.rollouts).sum(),
+        first_pass_rate: rate(&rl[..quarter.min(rl.len())]),
+        last_pass_rate: rate(&rl[rl.len().saturating_sub(quarter)..]),
+        points,
+    }))
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -390,6 +457,7 @@ pub fn build(out: &Path) -> Result<Report, ReportError> {
     report.categories = yields(cands.iter().map(|c| (c.category.as_str(), c.accepted())));
     report.difficulty = difficulty(&tasks);
     report.stages = stages(&report.seeds);
+    report.training = training(out, &mut report.warnings)?;
     Ok(report)
 }
 
@@ -791,6 +859,56 @@ fn yield_chart(id: &str, title: &str, axis: &str, rows: &[Yield]) -> String {
 }
 
 /// The charts of the page, by name, as SVG markup.
+fn training_charts(t: &Training, m: &mut BTreeMap<&'static str, String>) {
+    let series = |name: &str, f: &dyn Fn(&TrainPoint) -> Option<f64>, phase_rl: bool| svg::Series {
+        name: name.to_string(),
+        points: t
+            .points
+            .iter()
+            .filter(|p| !phase_rl || p.phase != "sft")
+            .filter_map(|p| f(p).map(|v| (p.step as f64, v)))
+            .collect(),
+    };
+    m.insert(
+        "train_rates",
+        svg::line_chart(&svg::LineChart {
+            id: "chart-train-rates",
+            title: "Training: pass rate, reward and learning signal per step",
+            x_axis: "step",
+            y_axis: "rate / reward",
+            series: vec![
+                series("pass rate", &|p| p.pass_rate, true),
+                series("mean reward", &|p| p.reward_mean, true),
+                series("groups with signal", &|p| p.signal_share, true),
+                series("harder tasks served", &|p| p.harder_share, true),
+            ],
+            y_range: Some((-1.0, 1.0)),
+        }),
+    );
+    m.insert(
+        "train_loss",
+        svg::line_chart(&svg::LineChart {
+            id: "chart-train-loss",
+            title: "Training: loss per step (warm-start and RL)",
+            x_axis: "step",
+            y_axis: "loss",
+            series: vec![
+                series(
+                    "warm-start loss",
+                    &|p| (p.phase == "sft").then_some(p.loss).flatten(),
+                    false,
+                ),
+                series(
+                    "GRPO loss",
+                    &|p| (p.phase != "sft").then_some(p.loss).flatten(),
+                    false,
+                ),
+            ],
+            y_range: None,
+        }),
+    );
+}
+
 fn charts(r: &Report) -> BTreeMap<&'static str, String> {
     let f = &r.funnel;
     let mut funnel_bars = Vec::new();
@@ -904,6 +1022,9 @@ fn charts(r: &Report) -> BTreeMap<&'static str, String> {
             legend: None,
         }),
     );
+    if let Some(t) = &r.training {
+        training_charts(t, &mut m);
+    }
     m
 }
 

@@ -398,3 +398,189 @@ mod tests {
         assert_eq!(number(0.126), "0.13");
     }
 }
+
+/// One line of a line chart: its legend name and its points (x, y).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// What a line chart shows (training curves).
+#[derive(Clone, Debug)]
+pub struct LineChart<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    pub x_axis: &'a str,
+    pub y_axis: &'a str,
+    pub series: Vec<Series>,
+    /// A fixed y range (e.g. 0..1 for rates); else from the data (including 0).
+    pub y_range: Option<(f64, f64)>,
+}
+
+const PALETTE: [&str; 6] = [
+    "#2f6aa8", "#c0504d", "#4f8a3a", "#8064a2", "#d08a2c", "#4bacc6",
+];
+
+/// Lines over a shared x axis, with ticks on both axes and a legend.
+pub fn line_chart(chart: &LineChart<'_>) -> String {
+    let height = 300.0;
+    let (left, right, top, bottom) = (64.0, 20.0, 34.0, 64.0);
+    let plot_w = WIDTH - left - right;
+    let plot_h = height - top - bottom;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<svg class=\"chart line-chart\" id=\"{id}\" xmlns=\"http://www.w3.org/2000/svg\" \
+         viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" \
+         aria-labelledby=\"{id}-title\"><title id=\"{id}-title\">{title}</title>\
+         <text class=\"chart-title\" x=\"{cx}\" y=\"18\" text-anchor=\"middle\" {FONT} \
+         font-weight=\"bold\">{title}</text>",
+        id = escape(chart.id),
+        w = WIDTH,
+        h = height,
+        cx = WIDTH / 2.0,
+        title = escape(chart.title),
+    );
+    let points: Vec<(f64, f64)> = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    if points.is_empty() {
+        no_data(&mut out, WIDTH / 2.0, height / 2.0);
+        out.push_str("</svg>");
+        return out;
+    }
+    let x_min = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let x_max = points.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    let (y_lo, y_hi) = chart.y_range.unwrap_or_else(|| {
+        let lo = points.iter().map(|p| p.1).fold(0.0, f64::min);
+        let hi = points.iter().map(|p| p.1).fold(0.0, f64::max);
+        let (top, _) = nice_scale(hi.max(1e-9));
+        let (bot, _) = if lo < 0.0 {
+            nice_scale(-lo)
+        } else {
+            (0.0, 0.0)
+        };
+        (-bot, top)
+    });
+    let x_span = (x_max - x_min).max(1e-9);
+    let y_span = (y_hi - y_lo).max(1e-9);
+    let px = |x: f64| left + (x - x_min) / x_span * plot_w;
+    let py = |y: f64| top + (1.0 - (y - y_lo) / y_span) * plot_h;
+    // Axes and ticks.
+    let _ = write!(
+        out,
+        "<g class=\"axes\"><line x1=\"{left}\" y1=\"{t}\" x2=\"{left}\" y2=\"{b}\" stroke=\"#333\"/>\
+         <line x1=\"{left}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"#333\"/>",
+        t = top,
+        b = top + plot_h,
+        r = left + plot_w,
+    );
+    for i in 0..=4 {
+        let v = y_lo + y_span * i as f64 / 4.0;
+        let y = py(v);
+        let _ = write!(
+            out,
+            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{r}\" y2=\"{y:.1}\" stroke=\"#e4e4e4\"/>\
+             <text class=\"tick\" x=\"{tx}\" y=\"{ty:.1}\" text-anchor=\"end\" {FONT}>{label}</text>",
+            r = left + plot_w,
+            tx = left - 6.0,
+            ty = y + 4.0,
+            label = escape(&number(v)),
+        );
+        let xv = x_min + x_span * i as f64 / 4.0;
+        let _ = write!(
+            out,
+            "<text class=\"tick\" x=\"{x:.1}\" y=\"{ty}\" text-anchor=\"middle\" {FONT}>{label}</text>",
+            x = px(xv),
+            ty = top + plot_h + 16.0,
+            label = escape(&number(xv)),
+        );
+    }
+    let _ = write!(
+        out,
+        "<text class=\"axis-label\" x=\"{cx}\" y=\"{y}\" text-anchor=\"middle\" {FONT}>{xl}</text>\
+         <text class=\"axis-label\" x=\"14\" y=\"{cy}\" text-anchor=\"middle\" {FONT} \
+         transform=\"rotate(-90 14 {cy})\">{yl}</text></g>",
+        cx = left + plot_w / 2.0,
+        y = top + plot_h + 34.0,
+        cy = top + plot_h / 2.0,
+        xl = escape(chart.x_axis),
+        yl = escape(chart.y_axis),
+    );
+    for (i, s) in chart.series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let path: Vec<String> = s
+            .points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+            .collect();
+        let _ = write!(
+            out,
+            "<polyline class=\"series\" data-name=\"{name}\" fill=\"none\" stroke=\"{color}\" \
+             stroke-width=\"2\" points=\"{pts}\"/>",
+            name = escape(&s.name),
+            pts = path.join(" "),
+        );
+        let lx = left + 10.0 + 150.0 * i as f64;
+        let ly = height - 10.0;
+        let _ = write!(
+            out,
+            "<g class=\"legend\"><rect x=\"{lx}\" y=\"{y0}\" width=\"10\" height=\"10\" fill=\"{color}\"/>\
+             <text x=\"{tx}\" y=\"{ly}\" {FONT}>{name}</text></g>",
+            y0 = ly - 9.0,
+            tx = lx + 14.0,
+            name = escape(&shorten(&s.name, 22)),
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+
+    #[test]
+    fn a_line_chart_draws_one_polyline_per_series_with_its_points() {
+        let svg = line_chart(&LineChart {
+            id: "chart-train",
+            title: "pass rate <by step>",
+            x_axis: "step",
+            y_axis: "rate",
+            series: vec![
+                Series {
+                    name: "pass".into(),
+                    points: vec![(0.0, 0.0), (1.0, 0.5), (2.0, 1.0)],
+                },
+                Series {
+                    name: "reward".into(),
+                    points: vec![(0.0, -1.0), (2.0, 0.5)],
+                },
+            ],
+            y_range: None,
+        });
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert!(svg.contains("pass rate &lt;by step&gt;"));
+        // The first series' first point sits at the left of the plot; the x axis spans 0..2.
+        assert!(svg.contains("points=\"64.0,"), "{svg}");
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+    }
+
+    #[test]
+    fn a_line_chart_without_points_says_so() {
+        let svg = line_chart(&LineChart {
+            id: "c",
+            title: "t",
+            x_axis: "x",
+            y_axis: "y",
+            series: vec![],
+            y_range: Some((0.0, 1.0)),
+        });
+        assert!(svg.contains("no data"));
+    }
+}

@@ -15,9 +15,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Test tools installed into every environment next to the project's dependencies.
-/// Hypothesis proposes inputs for test synthesis (src/synth/search.py); the tests swe-forge
-/// writes do not use it.
-pub const PYTHON_TEST_TOOLS: &[&str] = &["pytest", "pytest-cov", "coverage", "hypothesis"];
+/// Hypothesis and CrossHair propose inputs for test synthesis (src/synth/search.py,
+/// src/synth/crosshair.py); the tests swe-forge writes use neither.
+pub const PYTHON_TEST_TOOLS: &[&str] = &[
+    "pytest",
+    "pytest-cov",
+    "coverage",
+    "hypothesis",
+    "crosshair-tool",
+];
 
 /// The local backend.
 #[derive(Clone, Debug)]

@@ -18,8 +18,9 @@ const LITERAL_PY: &str = include_str!("literal.py");
 const TRACE_PY: &str = include_str!("trace.py");
 const REPLAY_PY: &str = include_str!("replay.py");
 const SEARCH_PY: &str = include_str!("search.py");
-const SEARCH_IN: &str = "swe_forge_search_in.json";
-const SEARCH_OUT: &str = "swe_forge_search.json";
+const CROSSHAIR_PY: &str = include_str!("crosshair.py");
+/// CPU seconds CrossHair may spend per survivor (its `--per_condition_timeout`).
+pub const CROSSHAIR_SECONDS: u64 = 6;
 /// Seconds the Hypothesis search may spend per survivor.
 pub const SEARCH_SECONDS: u64 = 12;
 const TRACE_OUT: &str = "swe_forge_trace.json";
@@ -198,6 +199,42 @@ pub struct Search {
     /// Why the Hypothesis search could not run, when it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search_error: Option<String>,
+    /// What CrossHair said, when it ran (after Hypothesis found nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbolic: Option<Symbolic>,
+}
+
+/// CrossHair's `diffbehavior` on one function: the clean vs the buggy version.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Symbolic {
+    /// `module.qualname` it compared.
+    pub function: String,
+    /// Paths it tried.
+    pub iterations: usize,
+    /// "All paths exhausted": the versions agree on every path it found (evidence of an
+    /// equivalent mutant).
+    pub exhausted: bool,
+    /// It proposed an input on which the versions differ.
+    pub proposed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Symbolic {
+    /// One line for a verdict's evidence.
+    pub fn describe(&self) -> String {
+        match (&self.error, self.exhausted) {
+            (Some(e), _) => format!("CrossHair could not compare `{}`: {e}", self.function),
+            (None, true) => format!(
+                "CrossHair exhausted all paths of `{}` ({} iterations) and found no difference",
+                self.function, self.iterations
+            ),
+            (None, false) => format!(
+                "CrossHair found no difference in `{}` within {CROSSHAIR_SECONDS} s ({} iterations, paths not exhausted)",
+                self.function, self.iterations
+            ),
+        }
+    }
 }
 
 /// A synthesized test file.
@@ -232,6 +269,9 @@ pub struct SynthRecord {
     pub cases: Vec<Distinguishing>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub detail: String,
+    /// What CrossHair said, when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbolic: Option<Symbolic>,
 }
 
 impl SynthRecord {
@@ -245,6 +285,7 @@ impl SynthRecord {
             test_path: None,
             cases: s.found.clone(),
             detail: s.search_error.clone().unwrap_or_default(),
+            symbolic: s.symbolic.clone(),
         }
     }
 }
@@ -256,6 +297,7 @@ fn ship_helpers(scratch: &str) -> String {
         ("swe_forge_trace.py", TRACE_PY),
         ("swe_forge_replay.py", REPLAY_PY),
         ("swe_forge_search.py", SEARCH_PY),
+        ("swe_forge_crosshair.py", CROSSHAIR_PY),
     ] {
         s.push_str(&format!(
             "cat > {} <<'SWE_FORGE_EOF'\n{body}\nSWE_FORGE_EOF\n",
@@ -476,11 +518,15 @@ pub fn search(
         found: Vec::new(),
         searched: 0,
         search_error: None,
+        symbolic: None,
     };
     if calls.is_empty() {
         scenarios(worker, setup, trace, cand, timeout, &mut search)?;
         if search.found.is_empty() {
             generated(worker, setup, trace, cand, timeout, &mut search)?;
+        }
+        if search.found.is_empty() {
+            symbolic(worker, setup, trace, cand, timeout, &mut search)?;
         }
         return Ok(search);
     }
@@ -515,12 +561,18 @@ pub fn search(
     if search.found.is_empty() {
         generated(worker, setup, trace, cand, timeout, &mut search)?;
     }
+    if search.found.is_empty() {
+        symbolic(worker, setup, trace, cand, timeout, &mut search)?;
+    }
     Ok(search)
 }
 
 /// Replay the recorded scenarios (object construction + method calls) that reached the
-/// mutated function; the first step whose outcome differs, after steps that all returned
-/// alike, becomes a case whose setup is the construction and the earlier steps.
+/// mutated function, each followed by calls of the mutated method recorded on other objects
+/// and by probes (calls of the class's other methods), so state a test never looked at shows;
+/// the first step whose outcome differs, after steps that all returned alike, becomes a case
+/// whose setup is the construction and the earlier steps. When no replay differs, Hypothesis
+/// varies the arguments of the mutated method's calls in the shortest scenarios.
 fn scenarios(
     worker: &mut dyn Worker,
     setup: &SynthSetup,
@@ -542,29 +594,70 @@ fn scenarios(
     }
     search.reaching += picked.len();
     search.replayed += picked.len();
-    // Probes: after its own steps, each scenario also makes the calls recorded on other
-    // objects of its class (distinct, at most 15), so state the test never looked at shows.
-    let probes = |cls: &str| -> Vec<ScenarioStep> {
-        let mut seen = BTreeSet::new();
-        trace
-            .scenarios
-            .iter()
-            .filter(|s| s.cls == cls && s.file == cand.file)
-            .flat_map(|s| s.steps.iter())
-            .filter(|st| seen.insert((st.method.clone(), st.args.clone())))
-            .take(15)
-            .cloned()
-            .collect()
-    };
+    let method = cand
+        .function
+        .split_once('.')
+        .map(|(_, m)| m.to_string())
+        .unwrap_or_default();
     let extended: Vec<Scenario> = picked
         .iter()
         .map(|s| {
             let mut s = (*s).clone();
-            s.steps.extend(probes(&s.cls));
+            s.steps
+                .extend(extra_steps(trace, &s.cls, &cand.file, &method));
             s
         })
         .collect();
-    let picked: Vec<&Scenario> = extended.iter().collect();
+    scenario_cases(worker, setup, cand, &extended, timeout, search)?;
+    if search.found.is_empty() && !method.is_empty() && !method.starts_with("__") {
+        scenario_search(worker, setup, cand, &extended, &method, timeout, search)?;
+    }
+    Ok(())
+}
+
+/// Steps appended to a scenario of `cls`: up to 3 distinct calls of the mutated `method`
+/// recorded on other objects, then probes, calls recorded on other objects of the class, one
+/// per method first (so observers such as `history()` are among them), at most 15.
+fn extra_steps(trace: &Trace, cls: &str, file: &str, method: &str) -> Vec<ScenarioStep> {
+    let mut seen = BTreeSet::new();
+    let recorded: Vec<&ScenarioStep> = trace
+        .scenarios
+        .iter()
+        .filter(|s| s.cls == cls && s.file == file)
+        .flat_map(|s| s.steps.iter())
+        .filter(|st| seen.insert((st.method.clone(), st.args.clone())))
+        .collect();
+    let mut out: Vec<ScenarioStep> = recorded
+        .iter()
+        .filter(|st| st.method == method)
+        .take(3)
+        .map(|st| (*st).clone())
+        .collect();
+    let mut methods = BTreeSet::new();
+    let (first, rest): (Vec<&&ScenarioStep>, Vec<&&ScenarioStep>) = recorded
+        .iter()
+        .partition(|st| methods.insert(st.method.clone()));
+    out.extend(
+        first
+            .into_iter()
+            .chain(rest)
+            .take(15)
+            .map(|st| (*st).clone()),
+    );
+    out
+}
+
+/// Replay `scenarios` on the clean and the buggy tree; the first one with an assertable
+/// difference becomes a case (see [`scenarios`]).
+fn scenario_cases(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    cand: &Candidate,
+    scenarios: &[Scenario],
+    timeout: Duration,
+    search: &mut Search,
+) -> Result<(), SynthError> {
+    let picked: Vec<&Scenario> = scenarios.iter().collect();
     let input: Vec<serde_json::Value> = picked
         .iter()
         .enumerate()
@@ -641,31 +734,98 @@ fn scenarios(
     Ok(())
 }
 
-/// Hypothesis proposes inputs for the mutated module's entry functions (templates: their
-/// recorded calls that reached the mutated function); proposals are replayed on the clean and
-/// the buggy tree like recorded calls, and only assertable differences are kept.
-fn generated(
+/// Hypothesis varies the arguments of the mutated method's calls in the 3 shortest
+/// `scenarios` (search.py, scenario mode); a scenario it finds is replayed like a recorded
+/// one before it becomes a case.
+fn scenario_search(
     worker: &mut dyn Worker,
     setup: &SynthSetup,
-    trace: &Trace,
     cand: &Candidate,
+    scenarios: &[Scenario],
+    method: &str,
     timeout: Duration,
     search: &mut Search,
 ) -> Result<(), SynthError> {
+    let tried: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| s.steps.iter().any(|st| st.method == method))
+        .take(3)
+        .collect();
+    let Some(first) = tried.first() else {
+        return Ok(());
+    };
+    search.searched += 1;
+    let request = serde_json::json!({
+        "module": first.module,
+        "method": method,
+        "scenarios": tried,
+        "seconds": SEARCH_SECONDS,
+        "max_examples": 600,
+    });
+    let limit = timeout.max(Duration::from_secs(SEARCH_SECONDS * 3));
+    let bytes = match run_on_buggy(worker, setup, cand, "search", request, limit)? {
+        Ok(b) => b,
+        Err(why) => {
+            search.search_error = Some(why);
+            return Ok(());
+        }
+    };
+    #[derive(Deserialize)]
+    struct Varied {
+        index: usize,
+        steps: Vec<String>,
+        #[serde(default)]
+        imports: Vec<String>,
+    }
+    #[derive(Deserialize)]
+    struct Answer {
+        scenarios: Vec<Varied>,
+    }
+    let answer: Answer = serde_json::from_slice(&bytes)
+        .map_err(|e| SynthError::Helper(format!("search.json (scenarios): {e}")))?;
+    let found: Vec<Scenario> = answer
+        .scenarios
+        .into_iter()
+        .filter_map(|v| {
+            let mut sc = (*tried.get(v.index)?).clone();
+            if v.steps.len() != sc.steps.len() {
+                return None;
+            }
+            for (st, args) in sc.steps.iter_mut().zip(v.steps) {
+                st.args = args;
+            }
+            sc.imports.extend(v.imports);
+            sc.imports.sort();
+            sc.imports.dedup();
+            Some(sc)
+        })
+        .collect();
+    if found.is_empty() {
+        return Ok(());
+    }
+    scenario_cases(worker, setup, cand, &found, timeout, search)
+}
+
+/// The calls a search starts from: recorded calls of the mutated module's entry functions
+/// that reached the mutated function (a few per function, at most 8), or, when the tests never
+/// reach it, a signature-only template of the mutated function itself (a method on a receiver
+/// recorded for another method of its class). Also the number of distinct functions.
+fn search_templates(
+    trace: &Trace,
+    setup: &SynthSetup,
+    cand: &Candidate,
+) -> (Vec<TracedCall>, usize) {
     let (_, calls) = reaching_calls(trace, cand, MAX_REPLAYED);
-    let mut templates = Vec::new();
+    let mut templates: Vec<TracedCall> = Vec::new();
     let mut seen = BTreeSet::new();
     for c in calls.iter().filter(|c| c.file == cand.file) {
-        if seen.insert(&c.qualname) || templates.len() < 4 {
-            templates.push(*c);
+        if seen.insert(c.qualname.clone()) || templates.len() < 4 {
+            templates.push((*c).clone());
         }
         if templates.len() >= 8 {
             break;
         }
     }
-    // Never reached by the tests: search the mutated function itself, from its signature;
-    // a method on a receiver recorded for another method of its class.
-    let signature_only;
     let method = cand.function.split_once('.');
     if let Some((class, name)) = method.filter(|(_, n)| !n.starts_with("__")) {
         let receiver = trace.calls.iter().find(|c| {
@@ -674,109 +834,113 @@ fn generated(
                 && c.qualname.split_once('.').is_some_and(|(k, _)| k == class)
         });
         if let (true, Some(r)) = (templates.is_empty(), receiver) {
-            signature_only = TracedCall {
+            templates.push(TracedCall {
                 qualname: format!("{class}.{name}"),
                 args: String::new(),
                 reaches: vec![],
                 ..r.clone()
-            };
-            templates.push(&signature_only);
-            seen.insert(&cand.function);
+            });
+            seen.insert(cand.function.clone());
         }
     } else if templates.is_empty() && !cand.function.contains('.') {
-        let Some(module) = module_name(trace, setup, &cand.file) else {
-            return Ok(());
-        };
-        signature_only = TracedCall {
-            file: cand.file.clone(),
-            module,
-            qualname: cand.function.clone(),
-            receiver: None,
-            args: String::new(),
-            imports: vec![],
-            reaches: vec![],
-            setup: vec![],
-        };
-        templates.push(&signature_only);
-        seen.insert(&cand.function);
+        if let Some(module) = module_name(trace, setup, &cand.file) {
+            templates.push(TracedCall {
+                file: cand.file.clone(),
+                module,
+                qualname: cand.function.clone(),
+                receiver: None,
+                args: String::new(),
+                imports: vec![],
+                reaches: vec![],
+                setup: vec![],
+            });
+            seen.insert(cand.function.clone());
+        }
     }
-    let Some(first) = templates.first().copied() else {
-        return Ok(());
-    };
-    search.searched = seen.len();
-    let module = first.module.clone();
+    (templates, seen.len())
+}
+
+/// A proposed input, as search.py and crosshair.py write them.
+#[derive(Deserialize)]
+struct Proposal {
+    qualname: String,
+    receiver: Option<String>,
+    args: String,
+    #[serde(default)]
+    imports: Vec<String>,
+}
+
+/// Run a search helper (`swe_forge_<name>.py REQUEST OUT`) in the tree with the bug; the
+/// request gets the clean text of the mutated file as `clean_source`. The worker is reset
+/// after. `Err(reason)` inside when the helper wrote nothing.
+fn run_on_buggy(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    cand: &Candidate,
+    helper: &str,
+    mut request: serde_json::Value,
+    limit: Duration,
+) -> Result<Result<Vec<u8>, String>, SynthError> {
     // The clean text of the mutated file, read from the clean tree.
     worker.reset()?;
     let clean_source = {
-        let out = worker.exec(&format!("cat {}", shell_quote(&cand.file)), timeout)?;
+        let out = worker.exec(&format!("cat {}", shell_quote(&cand.file)), limit)?;
         String::from_utf8_lossy(&out.stdout).to_string()
     };
     worker.apply_patch(&cand.bug_patch)?;
     let scratch = worker.scratch().to_string();
-    let request = serde_json::json!({
-        "module": module,
-        "file": cand.file,
-        "clean_source": clean_source,
-        "templates": templates.iter().map(|c| serde_json::json!({
-            "qualname": c.qualname, "receiver": c.receiver,
-            // An empty argument list marks a signature-only template.
-            "args": if c.args.is_empty() { None } else { Some(&c.args) },
-        })).collect::<Vec<_>>(),
-        "seconds": SEARCH_SECONDS,
-        "max_examples": 1000,
-    });
+    request["clean_source"] = clean_source.into();
+    request["file"] = cand.file.clone().into();
+    request["scratch"] = scratch.clone().into();
+    let input = format!("swe_forge_{helper}_in.json");
+    let output = format!("swe_forge_{helper}.json");
     let script = format!(
         "{}cat > {} <<'SWE_FORGE_EOF'\n{}\nSWE_FORGE_EOF\n{}{} {} {} {} >/dev/null\n",
         ship_helpers(&scratch),
-        shell_quote(&format!("{scratch}/{SEARCH_IN}")),
+        shell_quote(&format!("{scratch}/{input}")),
         request,
         python_path(setup, &scratch),
         setup.python,
-        shell_quote(&format!("{scratch}/swe_forge_search.py")),
-        shell_quote(&format!("{scratch}/{SEARCH_IN}")),
-        shell_quote(&format!("{scratch}/{SEARCH_OUT}")),
+        shell_quote(&format!("{scratch}/swe_forge_{helper}.py")),
+        shell_quote(&format!("{scratch}/{input}")),
+        shell_quote(&format!("{scratch}/{output}")),
     );
-    let limit = timeout.max(Duration::from_secs(SEARCH_SECONDS * 3));
     let out = worker.exec(&script, limit)?;
-    let bytes = worker.read_scratch(SEARCH_OUT)?;
+    let bytes = worker.read_scratch(&output)?;
     worker.reset()?;
-    let Some(bytes) = bytes else {
-        search.search_error = Some(format!(
-            "the search wrote nothing (exit {:?}): {}",
+    tracing::debug!(candidate = %cand.id, helper, answer = %bytes.as_deref().map(String::from_utf8_lossy).unwrap_or_default(), "search helper");
+    Ok(bytes.ok_or_else(|| {
+        format!(
+            "{helper} wrote nothing (exit {:?}): {}",
             out.exit_code,
             String::from_utf8_lossy(&out.stderr)
                 .lines()
                 .last()
                 .unwrap_or("")
-        ));
+        )
+    }))
+}
+
+/// Replay proposed inputs on the clean and the buggy tree like recorded calls; keep the
+/// assertable differences (up to [`MAX_ASSERTS`] in all).
+fn replay_proposals(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    cand: &Candidate,
+    templates: &[TracedCall],
+    proposals: Vec<Proposal>,
+    timeout: Duration,
+    search: &mut Search,
+) -> Result<(), SynthError> {
+    let Some(first) = templates.first() else {
         return Ok(());
     };
-    #[derive(Deserialize)]
-    struct Proposal {
-        qualname: String,
-        receiver: Option<String>,
-        args: String,
-        #[serde(default)]
-        imports: Vec<String>,
-    }
-    #[derive(Deserialize)]
-    struct Found {
-        found: Vec<Proposal>,
-        #[serde(default)]
-        error: Option<String>,
-    }
-    tracing::debug!(candidate = %cand.id, request = %request, answer = %String::from_utf8_lossy(&bytes), "hypothesis search");
-    let found: Found = serde_json::from_slice(&bytes)
-        .map_err(|e| SynthError::Helper(format!("search.json: {e}")))?;
-    search.search_error = found.error;
-    let proposals: Vec<TracedCall> = found
-        .found
+    let calls: Vec<TracedCall> = proposals
         .into_iter()
         .map(|p| {
             let template = templates
                 .iter()
                 .find(|t| t.qualname == p.qualname)
-                .copied()
                 .unwrap_or(first);
             let mut imports = template.imports.clone();
             imports.extend(p.imports);
@@ -784,7 +948,7 @@ fn generated(
             imports.dedup();
             TracedCall {
                 file: cand.file.clone(),
-                module: module.clone(),
+                module: first.module.clone(),
                 qualname: p.qualname,
                 receiver: p.receiver,
                 args: p.args,
@@ -794,13 +958,13 @@ fn generated(
             }
         })
         .collect();
-    if proposals.is_empty() {
+    if calls.is_empty() {
         return Ok(());
     }
-    let refs: Vec<&TracedCall> = proposals.iter().collect();
+    let refs: Vec<&TracedCall> = calls.iter().collect();
     let clean = replay(worker, setup, &refs, None, timeout)?;
     let buggy = replay(worker, setup, &refs, Some(&cand.bug_patch), timeout)?;
-    for (i, call) in proposals.iter().enumerate() {
+    for (i, call) in calls.iter().enumerate() {
         let id = i.to_string();
         if let (Some(c), Some(b)) = (clean.get(&id), buggy.get(&id)) {
             if assertable(c, b) {
@@ -814,6 +978,127 @@ fn generated(
     }
     search.found.truncate(MAX_ASSERTS);
     Ok(())
+}
+
+/// Hypothesis proposes inputs for the mutated module's entry functions (templates: their
+/// recorded calls that reached the mutated function); proposals are replayed on the clean and
+/// the buggy tree like recorded calls, and only assertable differences are kept.
+fn generated(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    trace: &Trace,
+    cand: &Candidate,
+    timeout: Duration,
+    search: &mut Search,
+) -> Result<(), SynthError> {
+    let (templates, functions) = search_templates(trace, setup, cand);
+    let Some(first) = templates.first() else {
+        return Ok(());
+    };
+    search.searched = functions;
+    let request = serde_json::json!({
+        "module": first.module,
+        "templates": templates.iter().map(|c| serde_json::json!({
+            "qualname": c.qualname, "receiver": c.receiver,
+            // An empty argument list marks a signature-only template.
+            "args": if c.args.is_empty() { None } else { Some(&c.args) },
+        })).collect::<Vec<_>>(),
+        "seconds": SEARCH_SECONDS,
+        "max_examples": 1000,
+    });
+    let limit = timeout.max(Duration::from_secs(SEARCH_SECONDS * 3));
+    let bytes = match run_on_buggy(worker, setup, cand, "search", request, limit)? {
+        Ok(b) => b,
+        Err(why) => {
+            search.search_error = Some(why);
+            return Ok(());
+        }
+    };
+    #[derive(Deserialize)]
+    struct Found {
+        found: Vec<Proposal>,
+        #[serde(default)]
+        error: Option<String>,
+    }
+    let found: Found = serde_json::from_slice(&bytes)
+        .map_err(|e| SynthError::Helper(format!("search.json: {e}")))?;
+    search.search_error = found.error;
+    replay_proposals(
+        worker,
+        setup,
+        cand,
+        &templates,
+        found.found,
+        timeout,
+        search,
+    )
+}
+
+/// CrossHair compares the clean and the buggy version of one function symbolically: the
+/// mutated function itself when a template calls it, else the first entry function. Its
+/// proposal is replayed like any; "all paths exhausted" is kept as evidence of equivalence.
+fn symbolic(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    trace: &Trace,
+    cand: &Candidate,
+    timeout: Duration,
+    search: &mut Search,
+) -> Result<(), SynthError> {
+    let (templates, _) = search_templates(trace, setup, cand);
+    let Some(target) = templates
+        .iter()
+        .find(|t| t.qualname == cand.function)
+        .or(templates.first())
+    else {
+        return Ok(());
+    };
+    let request = serde_json::json!({
+        "module": target.module,
+        "qualname": target.qualname,
+        "receiver": target.receiver,
+        "args": if target.args.is_empty() { None } else { Some(&target.args) },
+        "seconds": CROSSHAIR_SECONDS,
+    });
+    let mut sym = Symbolic {
+        function: format!("{}.{}", target.module, target.qualname),
+        ..Symbolic::default()
+    };
+    let limit = timeout.max(Duration::from_secs(CROSSHAIR_SECONDS * 5 + 40));
+    let bytes = match run_on_buggy(worker, setup, cand, "crosshair", request, limit)? {
+        Ok(b) => b,
+        Err(why) => {
+            sym.error = Some(why);
+            search.symbolic = Some(sym);
+            return Ok(());
+        }
+    };
+    #[derive(Deserialize)]
+    struct Answer {
+        found: Vec<Proposal>,
+        #[serde(default)]
+        exhausted: bool,
+        #[serde(default)]
+        iterations: usize,
+        #[serde(default)]
+        error: Option<String>,
+    }
+    let answer: Answer = serde_json::from_slice(&bytes)
+        .map_err(|e| SynthError::Helper(format!("crosshair.json: {e}")))?;
+    sym.exhausted = answer.exhausted;
+    sym.iterations = answer.iterations;
+    sym.error = answer.error;
+    sym.proposed = !answer.found.is_empty();
+    search.symbolic = Some(sym);
+    replay_proposals(
+        worker,
+        setup,
+        cand,
+        &templates,
+        answer.found,
+        timeout,
+        search,
+    )
 }
 
 /// The import name of a repository file: from a recorded call in it, else from its path

@@ -21,6 +21,7 @@ import fractions
 import importlib
 import importlib.util
 import json
+import re
 import signal
 import sys
 import time
@@ -192,6 +193,95 @@ def _outcome(fn, args, kwargs):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _scenario_outcomes(mod, sc, ctor, step_args):
+    """Outcomes of constructing `sc["cls"]` of `mod` and making its steps with `step_args`;
+    object addresses are blanked so two runs compare."""
+    try:
+        obj = getattr(mod, sc["cls"])(*ctor[0], **ctor[1])
+    except Exception as e:
+        return [("raised", type(e).__name__, str(e))]
+    out = []
+    for step, (a, k) in zip(sc["steps"], step_args):
+        o = _outcome(getattr(obj, step["method"]), a, k)
+        out.append(tuple(_ADDRESS.sub("", x) if isinstance(x, str) else x for x in o))
+    return out
+
+
+def search_scenarios(req, buggy, clean, deadline):
+    """Hypothesis varies the arguments of the steps that call the mutated method in each
+    scenario (the others keep their recorded arguments) until the clean and the buggy class
+    behave differently somewhere in the scenario."""
+    method = req["method"]
+    found, tried = [], 0
+    for index, sc in enumerate(req["scenarios"]):
+        if time.monotonic() > deadline or found:
+            break
+        try:
+            ctor = literal.eval_source("(lambda *a, **k: (a, k))" + sc["ctor_args"], vars(buggy))
+            recorded = [literal.eval_source("(lambda *a, **k: (a, k))" + st_["args"], vars(buggy))
+                        for st_ in sc["steps"]]
+            consts = _consts(getattr(getattr(clean, sc["cls"]), method))
+        except Exception:
+            continue
+        varied = [i for i, st_ in enumerate(sc["steps"]) if st_["method"] == method]
+        if not varied:
+            continue
+        parts = []
+        for i, (a, k) in enumerate(recorded):
+            if i in varied:
+                names = sorted(k)
+                parts.append(st.tuples(
+                    st.tuples(*[strategy_for(v, consts) for v in a]),
+                    st.tuples(*[strategy_for(k[n], consts) for n in names]).map(
+                        lambda vs, names=names: dict(zip(names, vs))),
+                ))
+            else:
+                parts.append(st.just((a, k)))
+
+        def differs(steps):
+            if time.monotonic() > deadline:
+                raise _Timeout()
+            return (_scenario_outcomes(clean, sc, ctor, steps)
+                    != _scenario_outcomes(buggy, sc, ctor, steps))
+
+        tried += 1
+        try:
+            example = find(
+                st.tuples(*parts),
+                differs,
+                settings=settings(
+                    max_examples=int(req.get("max_examples", 600)),
+                    database=None,
+                    derandomize=True,
+                    deadline=None,
+                    suppress_health_check=list(HealthCheck),
+                    phases=[Phase.generate, Phase.shrink],
+                ),
+            )
+        except (NoSuchExample, Unsatisfiable, _Timeout):
+            continue
+        except Exception:
+            continue
+        imports = set()
+        try:
+            texts = []
+            for i, (a, k) in enumerate(example):
+                if i not in varied:
+                    texts.append(sc["steps"][i]["args"])
+                    continue
+                items = [literal.to_source(v, imports, {req["module"]}) for v in a]
+                items += ["%s=%s" % (n, literal.to_source(v, imports, {req["module"]}))
+                          for n, v in sorted(k.items())]
+                texts.append("(" + ", ".join(items) + ")")
+        except literal.Refused:
+            continue
+        found.append({"index": index, "steps": texts, "imports": sorted(imports)})
+    return {"scenarios": found, "tried": tried}
+
+
 def main():
     req = json.load(open(sys.argv[1]))
     signal.signal(signal.SIGALRM, _alarm)
@@ -202,6 +292,9 @@ def main():
     clean.__package__ = buggy.__package__
     exec(compile(req["clean_source"], req["file"], "exec"), clean.__dict__)
     deadline = time.monotonic() + float(req.get("seconds", 20))
+    if req.get("scenarios") is not None:
+        json.dump(search_scenarios(req, buggy, clean, deadline), open(sys.argv[2], "w"))
+        return
     found, tried = [], 0
     for tpl in req["templates"]:
         if time.monotonic() > deadline or len(found) >= 3:
