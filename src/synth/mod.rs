@@ -1246,14 +1246,23 @@ pub fn render(found: &[Distinguishing], setup: &SynthSetup, cand: &Candidate) ->
                     type_name.clone()
                 };
                 let same_type = matches!(&d.buggy, CallOutcome::Raised { type_name: t, type_module: m, .. } if t == type_name && m == type_module);
-                if same_type && !message.is_empty() {
+                // The clean message whenever there is one; and when the bug raises another
+                // type (perhaps a subclass, which `pytest.raises` would accept), the exact type.
+                let matcher = if message.is_empty() {
+                    String::new()
+                } else {
                     needs_re = true;
                     format!(
-                        "    with pytest.raises({exc}, match={}):\n        {call}\n",
+                        ", match={}",
                         py_str(&format!("^{}$", regex_escape(message)))
                     )
+                };
+                if same_type || !matches!(&d.buggy, CallOutcome::Raised { .. }) {
+                    format!("    with pytest.raises({exc}{matcher}):\n        {call}\n")
                 } else {
-                    format!("    with pytest.raises({exc}):\n        {call}\n")
+                    format!(
+                        "    with pytest.raises({exc}{matcher}) as raised:\n        {call}\n    assert raised.type is {exc}\n"
+                    )
                 }
             }
             _ => continue,
