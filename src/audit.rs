@@ -954,6 +954,7 @@ mod tests {
                 },
                 tool_version: "0.1.0".into(),
                 issue_style: "report".into(),
+                issue_rewrite: Default::default(),
             },
         }
     }

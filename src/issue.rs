@@ -186,6 +186,48 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<(String, &'static str
     Ok((out, style))
 }
 
+/// The values a rewrite of the problem statement must keep (`--issue-llm`): for synthesized
+/// inputs the reproduction's code and the observed and expected values; otherwise the lines of
+/// the observed failure. Only those the rendered text shows are checked.
+pub fn key_values(input: &IssueInput<'_>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |v: String| {
+        let v = v.trim().to_string();
+        if !v.is_empty() && !out.contains(&v) {
+            out.push(v);
+        }
+    };
+    for d in input.cases {
+        for line in setup_for_issue(&d.call.setup) {
+            for l in line.lines() {
+                push(l.to_string());
+            }
+        }
+        push(d.call_text());
+        for outcome in [&d.buggy, &d.clean] {
+            match outcome {
+                CallOutcome::Value {
+                    source: Some(s), ..
+                } => push(s.clone()),
+                CallOutcome::Value { repr, .. } => push(repr.clone()),
+                CallOutcome::Raised {
+                    type_name, message, ..
+                } => {
+                    push(type_name.clone());
+                    push(message.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+    if input.cases.is_empty() {
+        for l in observed_failure(input).lines() {
+            push(l.to_string());
+        }
+    }
+    out
+}
+
 /// The first failure message of the buggy run, without lines that point into test files.
 fn observed_failure(input: &IssueInput<'_>) -> String {
     let Some(run) = input.buggy_run else {
@@ -315,5 +357,36 @@ mod tests {
                 || text.contains("Regression: `_pages` returns the wrong result"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn key_values_are_the_reproduction_and_its_outcomes() {
+        let c = cand("00000000aaaaaaaa", "boundary");
+        let cases = [case()];
+        let input = IssueInput {
+            candidate: &c,
+            buggy_run: None,
+            fail_to_pass: &[],
+            test_files: &[],
+            cases: &cases,
+        };
+        let keys = key_values(&input);
+        assert_eq!(
+            keys,
+            vec![
+                "paginate([], 1, 0)",
+                "ZeroDivisionError",
+                "integer division or modulo by zero",
+                "ValueError",
+                "per_page must be at least 1",
+            ]
+        );
+        // Every key value is in the rendered text (the rewrite check only asks for those).
+        let (text, _) = problem_statement(&input).unwrap();
+        let flat: String = text.split_whitespace().collect();
+        for k in &keys {
+            let k: String = k.split_whitespace().collect();
+            assert!(flat.contains(&k), "{k}: {text}");
+        }
     }
 }

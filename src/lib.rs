@@ -11,6 +11,7 @@ pub mod candidate;
 pub mod coverage;
 pub mod export;
 pub mod issue;
+pub mod issue_llm;
 pub mod lang;
 pub mod leak;
 pub mod lock;

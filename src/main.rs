@@ -205,6 +205,21 @@ struct RunArgs {
     /// Do not synthesize tests for survivors (Python): they stay `not-killed`/`not-covered`.
     #[arg(long)]
     no_synthesis: bool,
+    /// Rewrite the issue texts of accepted tasks with a language model behind this
+    /// OpenAI-compatible API (base URL, e.g. http://127.0.0.1:8000/v1). A bearer token is read
+    /// from SWE_FORGE_ISSUE_LLM_KEY. A rewrite that fails or leaks keeps the template text.
+    #[arg(long, value_name = "URL", value_parser = parse_llm_url)]
+    issue_llm: Option<swe_forge::issue_llm::Endpoint>,
+    /// The model for --issue-llm (default: the first the endpoint lists).
+    #[arg(long, value_name = "NAME", requires = "issue_llm")]
+    issue_llm_model: Option<String>,
+    /// Timeout of one --issue-llm request, seconds.
+    #[arg(long, value_name = "S", default_value_t = 60, requires = "issue_llm")]
+    issue_llm_timeout: u64,
+}
+
+fn parse_llm_url(s: &str) -> Result<swe_forge::issue_llm::Endpoint, String> {
+    swe_forge::issue_llm::parse_endpoint(s).map_err(|e| e.to_string())
 }
 
 fn default_cache() -> PathBuf {
@@ -429,6 +444,15 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
         candidates_file: candidates,
         progress: !args.json && !quiet,
         synthesize: !args.no_synthesis,
+        issue_llm: args.issue_llm.clone().map(|endpoint| {
+            let mut c = swe_forge::issue_llm::LlmConfig::new(endpoint);
+            c.model = args.issue_llm_model.clone();
+            c.api_key = std::env::var("SWE_FORGE_ISSUE_LLM_KEY")
+                .ok()
+                .filter(|k| !k.trim().is_empty());
+            c.timeout = Duration::from_secs(args.issue_llm_timeout.max(1));
+            c
+        }),
     };
     ctrlc::set_handler(|| {
         if pipeline::STOP.swap(true, Ordering::SeqCst) {
@@ -468,6 +492,14 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
                     format!("  ({})", s.detail)
                 },
             );
+            if !s.issue_rewrite.is_empty() {
+                let counts: Vec<String> = s
+                    .issue_rewrite
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect();
+                println!("{:<16} issue texts: {}", "", counts.join(", "));
+            }
         }
         println!(
             "{} tasks in {} ({:.1}s, sandbox {})",

@@ -54,6 +54,8 @@ pub enum PipelineError {
     },
     #[error("the docker sandbox cannot be used: {0}")]
     DockerUnavailable(String),
+    #[error(transparent)]
+    IssueLlm(#[from] crate::issue_llm::LlmError),
 }
 
 fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PipelineError {
@@ -84,6 +86,8 @@ pub struct RunConfig {
     pub progress: bool,
     /// Synthesize tests for survivors (Python).
     pub synthesize: bool,
+    /// Rewrite the issue texts of accepted tasks with this language model (`--issue-llm`).
+    pub issue_llm: Option<crate::issue_llm::LlmConfig>,
 }
 
 /// What happened to one seed.
@@ -105,6 +109,11 @@ pub struct SeedSummary {
     pub accepted: usize,
     pub rejected: BTreeMap<String, usize>,
     pub seconds: f64,
+    /// With `--issue-llm`: the tasks whose problem statement is the model's rewrite (`llm`)
+    /// and those that kept the template text, by reason (`fallback-error`, `fallback-leak`,
+    /// `fallback-unfit`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub issue_rewrite: BTreeMap<String, usize>,
     /// The Docker image the seed's tests ran in (absent with the local backend).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
@@ -141,6 +150,13 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
         }
     };
     let manifest = seed::load_manifest(&manifest_path)?;
+    let rewriter = match &cfg.issue_llm {
+        Some(c) => {
+            tracing::info!(endpoint = %c.endpoint.chat, model = ?c.model, "issue texts of accepted tasks are rewritten by a language model");
+            Some(crate::issue_llm::Rewriter::new(c.clone())?)
+        }
+        None => None,
+    };
     let sandbox = make_sandbox(cfg)?;
     let store = Store::open(&cfg.out.join("state.db"))?;
     let mut summary = RunSummary {
@@ -152,7 +168,14 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
         if STOP.load(Ordering::SeqCst) {
             break;
         }
-        let s = run_seed(cfg, &manifest, seed, sandbox.as_ref(), &store)?;
+        let s = run_seed(
+            cfg,
+            &manifest,
+            seed,
+            sandbox.as_ref(),
+            &store,
+            rewriter.as_ref(),
+        )?;
         tracing::info!(
             seed = %s.seed,
             status = %s.status,
@@ -268,6 +291,7 @@ fn run_seed(
     seed: &crate::seed::Seed,
     sandbox: &dyn Sandbox,
     store: &Store,
+    rewriter: Option<&crate::issue_llm::Rewriter>,
 ) -> Result<SeedSummary, PipelineError> {
     let started = Instant::now();
     let mut s = SeedSummary {
@@ -418,6 +442,7 @@ fn run_seed(
         }),
         trace: OnceLock::new(),
         test_command,
+        rewriter,
     };
     verify_all(cfg, &ctx, runner, todo, store)?;
     store.add_stage_time(&seed.name, "verify", t.elapsed().as_secs_f64())?;
@@ -436,6 +461,13 @@ fn run_seed(
         match d.outcome.verdict.reason() {
             None => s.accepted += 1,
             Some(r) => *s.rejected.entry(r.to_string()).or_default() += 1,
+        }
+        if let Some(key) = d
+            .task
+            .as_ref()
+            .and_then(|t| t.metadata.issue_rewrite.tally_key())
+        {
+            *s.issue_rewrite.entry(key).or_default() += 1;
         }
     }
     let detail = if STOP.load(Ordering::SeqCst) {
@@ -458,6 +490,8 @@ struct SeedContext<'a> {
     synth: Option<synth::SynthSetup>,
     /// The clean suite's recorded calls, made once per seed by the first survivor.
     trace: OnceLock<Result<synth::Trace, String>>,
+    /// Rewrites the issue texts of accepted tasks (`--issue-llm`).
+    rewriter: Option<&'a crate::issue_llm::Rewriter>,
 }
 
 fn spinner(show: bool, msg: String) -> ProgressBar {
@@ -555,8 +589,17 @@ fn verify_all(
                     pb.inc(1);
                     let task = if outcome.verdict.is_accepted() {
                         match build_task(ctx, &cand, &outcome) {
-                            Ok(t) => match crate::leak::find_leak(&t) {
-                                None => Some(t),
+                            Ok((mut t, key_values)) => match crate::leak::find_leak(&t) {
+                                None => {
+                                    // Only now, for a task that is accepted either way.
+                                    if let Some(rw) = ctx.rewriter {
+                                        pb.set_message(format!(
+                                            "{accepted} accepted · rewriting an issue"
+                                        ));
+                                        rewrite_issue(rw, &mut t, &key_values);
+                                    }
+                                    Some(t)
+                                }
                                 Some(leak) => {
                                     outcome.verdict = Verdict::rejected(
                                         crate::verdict::Reason::IssueLeak,
@@ -700,13 +743,38 @@ fn synthesize(
     )
 }
 
-fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Result<Task, String> {
+/// Replace the (leak-checked) template text of `task` with the model's rewrite when it passes
+/// the checks; record what happened in `metadata.issue_rewrite` either way.
+fn rewrite_issue(rw: &crate::issue_llm::Rewriter, task: &mut Task, key_values: &[String]) {
+    let (text, record) = rw.rewrite(task, key_values);
+    match text {
+        Some(text) => {
+            task.metadata.difficulty.issue_names_function =
+                names_function(&text, &task.metadata.location.function);
+            task.problem_statement = text;
+        }
+        None => tracing::warn!(
+            task = %task.instance_id,
+            "issue rewrite not used ({}): {}; the template text stays",
+            record.fallback.map(|f| f.as_str()).unwrap_or("none"),
+            record.detail
+        ),
+    }
+    task.metadata.issue_rewrite = record;
+}
+
+/// The task of an accepted candidate, and the values of its issue text a rewrite must keep.
+fn build_task(
+    ctx: &SeedContext<'_>,
+    cand: &Candidate,
+    outcome: &Outcome,
+) -> Result<(Task, Vec<String>), String> {
     let repo = ctx.repo;
     let clean = std::fs::read_to_string(repo.checkout.join(&cand.file))
         .map_err(|e| format!("reading {}: {e}", cand.file))?;
     let patch = task::gold_patch(&clean, cand);
     let buggy_run = outcome.runs.iter().find(|r| r.label == "buggy#1");
-    let (problem_statement, issue_style) = issue::problem_statement(&IssueInput {
+    let input = IssueInput {
         candidate: cand,
         buggy_run,
         fail_to_pass: &outcome.fail_to_pass,
@@ -717,78 +785,84 @@ fn build_task(ctx: &SeedContext<'_>, cand: &Candidate, outcome: &Outcome) -> Res
             .filter(|_| !outcome.test_patch.is_empty())
             .map(|s| s.cases.as_slice())
             .unwrap_or(&[]),
-    })
-    .map_err(|e| e.to_string())?;
+    };
+    let (problem_statement, issue_style) =
+        issue::problem_statement(&input).map_err(|e| e.to_string())?;
+    let key_values = issue::key_values(&input);
     let issue_names_function = names_function(&problem_statement, &cand.function);
     let fix_lines = task::changed_lines(&patch);
     let function_lines = cand.function_lines.1 + 1 - cand.function_lines.0;
     let killing = outcome.fail_to_pass.len();
-    Ok(Task {
-        instance_id: task::instance_id(&repo.name, cand),
-        repo: repo.name.clone(),
-        base_commit: repo.commit.clone(),
-        patch,
-        test_patch: outcome.test_patch.clone(),
-        problem_statement,
-        hints_text: String::new(),
-        created_at: task::now_utc(),
-        version: repo
-            .seed
-            .revision
-            .clone()
-            .unwrap_or_else(|| "0".to_string()),
-        environment_setup_commit: repo.commit.clone(),
-        fail_to_pass: outcome.fail_to_pass.clone(),
-        pass_to_pass: outcome.pass_to_pass.clone(),
-        bug_patch: cand.bug_patch.clone(),
-        image_name: ctx.image.clone(),
-        language: repo.profile.language,
-        metadata: task::TaskMetadata {
-            mutators: vec![cand.mutator.clone()],
-            category: cand.category.clone(),
-            candidate_id: cand.id.clone(),
-            location: task::Location {
-                file: cand.file.clone(),
-                function: cand.function.clone(),
-                lines: cand.line_range,
-            },
-            difficulty: task::Difficulty {
+    Ok((
+        Task {
+            instance_id: task::instance_id(&repo.name, cand),
+            repo: repo.name.clone(),
+            base_commit: repo.commit.clone(),
+            patch,
+            test_patch: outcome.test_patch.clone(),
+            problem_statement,
+            hints_text: String::new(),
+            created_at: task::now_utc(),
+            version: repo
+                .seed
+                .revision
+                .clone()
+                .unwrap_or_else(|| "0".to_string()),
+            environment_setup_commit: repo.commit.clone(),
+            fail_to_pass: outcome.fail_to_pass.clone(),
+            pass_to_pass: outcome.pass_to_pass.clone(),
+            bug_patch: cand.bug_patch.clone(),
+            image_name: ctx.image.clone(),
+            language: repo.profile.language,
+            metadata: task::TaskMetadata {
+                mutators: vec![cand.mutator.clone()],
                 category: cand.category.clone(),
-                killing_tests: killing,
-                function_lines,
-                fix_lines,
-                files_in_fix: 1,
-                synthesized_tests: !outcome.test_patch.is_empty(),
-                direct_call: direct_call(repo, cand, outcome),
-                issue_names_function,
-                score: task::difficulty_score(&cand.category, killing, function_lines),
+                candidate_id: cand.id.clone(),
+                location: task::Location {
+                    file: cand.file.clone(),
+                    function: cand.function.clone(),
+                    lines: cand.line_range,
+                },
+                difficulty: task::Difficulty {
+                    category: cand.category.clone(),
+                    killing_tests: killing,
+                    function_lines,
+                    fix_lines,
+                    files_in_fix: 1,
+                    synthesized_tests: !outcome.test_patch.is_empty(),
+                    direct_call: direct_call(repo, cand, outcome),
+                    issue_names_function,
+                    score: task::difficulty_score(&cand.category, killing, function_lines),
+                },
+                verification: task::Evidence {
+                    repeats: ctx.repeats,
+                    sandbox: ctx.sandbox.to_string(),
+                    clean_runs: ctx
+                        .baseline
+                        .runs
+                        .iter()
+                        .map(|r| task::RunRef {
+                            label: r.label.clone(),
+                            log_digest: r.log_digest.clone(),
+                            passed: r.with_status(crate::run::TestStatus::Passed).len(),
+                            duration_s: r.duration_s,
+                        })
+                        .collect(),
+                    runs: outcome.runs.clone(),
+                },
+                environment: task::EnvironmentInfo {
+                    source: repo.source.clone(),
+                    install: repo.profile.install_command.clone(),
+                    test_command: ctx.test_command.clone(),
+                    python_path: repo.profile.python_path.clone(),
+                },
+                tool_version: crate::VERSION.to_string(),
+                issue_style: issue_style.to_string(),
+                issue_rewrite: Default::default(),
             },
-            verification: task::Evidence {
-                repeats: ctx.repeats,
-                sandbox: ctx.sandbox.to_string(),
-                clean_runs: ctx
-                    .baseline
-                    .runs
-                    .iter()
-                    .map(|r| task::RunRef {
-                        label: r.label.clone(),
-                        log_digest: r.log_digest.clone(),
-                        passed: r.with_status(crate::run::TestStatus::Passed).len(),
-                        duration_s: r.duration_s,
-                    })
-                    .collect(),
-                runs: outcome.runs.clone(),
-            },
-            environment: task::EnvironmentInfo {
-                source: repo.source.clone(),
-                install: repo.profile.install_command.clone(),
-                test_command: ctx.test_command.clone(),
-                python_path: repo.profile.python_path.clone(),
-            },
-            tool_version: crate::VERSION.to_string(),
-            issue_style: issue_style.to_string(),
         },
-    })
+        key_values,
+    ))
 }
 
 /// The last part of a qualified name (`Ledger.ship` → `ship`).

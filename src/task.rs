@@ -50,6 +50,10 @@ pub struct TaskMetadata {
     /// The issue template style (`report`, `regression`, `traceback`).
     #[serde(default)]
     pub issue_style: String,
+    /// Whether a language model rewrote the problem statement (`--issue-llm`), or why its
+    /// rewrite was not used; `{"source": "template"}` when none was asked for.
+    #[serde(default)]
+    pub issue_rewrite: crate::issue_llm::IssueRewrite,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
