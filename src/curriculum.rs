@@ -224,7 +224,11 @@ impl Curriculum {
             .collect();
         let task_stats = tasks
             .iter()
-            .map(|t| known.get(t.instance_id.as_str()).map_or_else(Stats::default, |s| (*s).clone()))
+            .map(|t| {
+                known
+                    .get(t.instance_id.as_str())
+                    .map_or_else(Stats::default, |s| (*s).clone())
+            })
             .collect();
         Curriculum {
             config: saved.config.clone(),
@@ -370,9 +374,8 @@ impl Curriculum {
     /// follow the policy's pass rates (see [`GenerationPlan`]).
     pub fn generation_plan(&self, target: f64) -> GenerationPlan {
         let target = target.clamp(0.01, 0.99);
-        let closeness = |p: f64| {
-            (1.0 - (p - target).abs() / target.max(1.0 - target)).max(PLAN_FLOOR)
-        };
+        let closeness =
+            |p: f64| (1.0 - (p - target).abs() / target.max(1.0 - target)).max(PLAN_FLOOR);
         let mut pass_rates = BTreeMap::new();
         let mut levels = BTreeMap::new();
         let mut carry = 0.0;
@@ -513,10 +516,9 @@ fn touched(task: &Task) -> Option<Vec<(usize, usize)>> {
 /// Whether two tasks' bugs are at least one untouched line apart and their test patches can
 /// be merged.
 fn compatible(a: (&Task, &[(usize, usize)]), b: (&Task, &[(usize, usize)])) -> bool {
-    let apart = a.1.iter().all(|&(alo, ahi)| {
-        b.1.iter()
-            .all(|&(blo, bhi)| ahi < blo || bhi < alo)
-    });
+    let apart =
+        a.1.iter()
+            .all(|&(alo, ahi)| b.1.iter().all(|&(blo, bhi)| ahi < blo || bhi < alo));
     apart && merge_test_patches(&[a.0, b.0]).is_ok()
 }
 
@@ -525,9 +527,14 @@ fn compatible(a: (&Task, &[(usize, usize)]), b: (&Task, &[(usize, usize)])) -> b
 /// least one line apart and whose test patches merge. Per group at most `max_per_group`,
 /// chosen deterministically by a hash of the members' ids (so the cap does not always keep
 /// the first tasks). Each proposal still has to be verified like any task.
-pub fn plan_combinations(tasks: &[Task], max_depth: usize, max_per_group: usize) -> Vec<Combination> {
-    let mut groups: BTreeMap<(&str, &str, &str), Vec<(usize, Vec<(usize, usize)>)>> =
-        BTreeMap::new();
+pub fn plan_combinations(
+    tasks: &[Task],
+    max_depth: usize,
+    max_per_group: usize,
+) -> Vec<Combination> {
+    // (repo, base_commit, file) → (task index, lines its bug touches).
+    type Group = Vec<(usize, Vec<(usize, usize)>)>;
+    let mut groups: BTreeMap<(&str, &str, &str), Group> = BTreeMap::new();
     for (i, t) in tasks.iter().enumerate() {
         if let Some(lines) = touched(t) {
             groups
@@ -546,27 +553,25 @@ pub fn plan_combinations(tasks: &[Task], max_depth: usize, max_per_group: usize)
                 (&tasks[members[y].0], &members[y].1),
             )
         };
-        let mut pair = vec![vec![false; m]; m];
-        for x in 0..m {
-            for y in x + 1..m {
-                pair[x][y] = ok(x, y);
-            }
-        }
+        // pair[x][y] (x < y): members x and y combine.
+        let pair: Vec<Vec<bool>> = (0..m)
+            .map(|x| (0..m).map(|y| x < y && ok(x, y)).collect())
+            .collect();
         let mut found: Vec<Vec<usize>> = Vec::new();
-        for x in 0..m {
-            for y in x + 1..m {
-                if !pair[x][y] {
+        for (x, row) in pair.iter().enumerate() {
+            for y in (x + 1..m).filter(|&y| row[y]) {
+                found.push(vec![x, y]);
+                if max_depth < 3 {
                     continue;
                 }
-                found.push(vec![x, y]);
-                if max_depth >= 3 {
-                    for z in y + 1..m {
-                        if pair[x][z] && pair[y][z] {
-                            let three = [&tasks[members[x].0], &tasks[members[y].0], &tasks[members[z].0]];
-                            if merge_test_patches(&three).is_ok() {
-                                found.push(vec![x, y, z]);
-                            }
-                        }
+                for z in (y + 1..m).filter(|&z| row[z] && pair[y][z]) {
+                    let three = [
+                        &tasks[members[x].0],
+                        &tasks[members[y].0],
+                        &tasks[members[z].0],
+                    ];
+                    if merge_test_patches(&three).is_ok() {
+                        found.push(vec![x, y, z]);
                     }
                 }
             }
@@ -660,7 +665,10 @@ pub fn combine_patches(members: &[&Task], clean: &str) -> Result<CombinedPatches
     let file = &first.metadata.location.file;
     let mut changes: Vec<Change> = Vec::new();
     for t in members {
-        if t.repo != first.repo || t.base_commit != first.base_commit || &t.metadata.location.file != file {
+        if t.repo != first.repo
+            || t.base_commit != first.base_commit
+            || &t.metadata.location.file != file
+        {
             return Err(CombineError::NotSameFile(t.instance_id.clone()));
         }
         let patch_err = |detail: String| CombineError::Patch {
@@ -668,7 +676,9 @@ pub fn combine_patches(members: &[&Task], clean: &str) -> Result<CombinedPatches
             detail,
         };
         if patch_files(&t.bug_patch).map_err(patch_err)? != [file.clone()] {
-            return Err(patch_err(format!("the bug patch changes files other than {file}")));
+            return Err(patch_err(format!(
+                "the bug patch changes files other than {file}"
+            )));
         }
         changes.extend(file_changes(&t.bug_patch, file).map_err(patch_err)?);
     }
@@ -720,9 +730,17 @@ pub fn combine_task(members: &[&Task], clean: &str) -> Result<Task, CombineError
         .map_err(|e| CombineError::Issue(e.to_string()))?;
     let uniq = |items: Vec<String>| -> Vec<String> {
         let mut seen = BTreeSet::new();
-        items.into_iter().filter(|s| seen.insert(s.clone())).collect()
+        items
+            .into_iter()
+            .filter(|s| seen.insert(s.clone()))
+            .collect()
     };
-    let functions = uniq(members.iter().map(|t| t.metadata.location.function.clone()).collect());
+    let functions = uniq(
+        members
+            .iter()
+            .map(|t| t.metadata.location.function.clone())
+            .collect(),
+    );
     let d = |f: fn(&Difficulty) -> bool| members.iter().any(|t| f(&t.metadata.difficulty));
     let function_lines = members
         .iter()
@@ -744,7 +762,10 @@ pub fn combine_task(members: &[&Task], clean: &str) -> Result<Task, CombineError
     task.fail_to_pass = c.fail_to_pass;
     task.pass_to_pass = c.pass_to_pass;
     task.metadata = TaskMetadata {
-        mutators: members.iter().flat_map(|t| t.metadata.mutators.clone()).collect(),
+        mutators: members
+            .iter()
+            .flat_map(|t| t.metadata.mutators.clone())
+            .collect(),
         category: format!("multi-{depth}"),
         candidate_id: members
             .iter()
@@ -755,8 +776,16 @@ pub fn combine_task(members: &[&Task], clean: &str) -> Result<Task, CombineError
             file: first.metadata.location.file.clone(),
             function: functions.join(", "),
             lines: (
-                members.iter().map(|t| t.metadata.location.lines.0).min().unwrap_or(1),
-                members.iter().map(|t| t.metadata.location.lines.1).max().unwrap_or(1),
+                members
+                    .iter()
+                    .map(|t| t.metadata.location.lines.0)
+                    .min()
+                    .unwrap_or(1),
+                members
+                    .iter()
+                    .map(|t| t.metadata.location.lines.1)
+                    .max()
+                    .unwrap_or(1),
             ),
         },
         difficulty: Difficulty {
@@ -811,7 +840,9 @@ mod tests {
     }
 
     fn group(successes: usize, of: usize) -> Vec<f32> {
-        (0..of).map(|i| if i < successes { 1.0 } else { 0.0 }).collect()
+        (0..of)
+            .map(|i| if i < successes { 1.0 } else { 0.0 })
+            .collect()
     }
 
     #[test]
@@ -822,7 +853,11 @@ mod tests {
         t.metadata.difficulty.score = 0.5;
         assert_eq!(Level::of(&t), Level::Medium);
         t.metadata.difficulty.synthesized_tests = true;
-        assert_eq!(Level::of(&t), Level::Hard, "reached through a caller: harder");
+        assert_eq!(
+            Level::of(&t),
+            Level::Hard,
+            "reached through a caller: harder"
+        );
         t.metadata.difficulty.direct_call = true;
         assert_eq!(Level::of(&t), Level::Medium);
         t.metadata.mutators.push("py-cmp".into());
@@ -849,14 +884,20 @@ mod tests {
         // The bucket's rate (0.5 overall) pulls the extremes in while attempts are few.
         assert!(c.pass_rate(0).unwrap() > 0.0 && c.pass_rate(2).unwrap() < 1.0);
         // An unseen task is optimistic: as learnable as a half-solved one.
-        let fresh = Curriculum::new(vec![info("x", "op", Level::Easy)], CurriculumConfig::default());
+        let fresh = Curriculum::new(
+            vec![info("x", "op", Level::Easy)],
+            CurriculumConfig::default(),
+        );
         assert!((fresh.weight(0) - (0.25 + 0.05)).abs() < 1e-12);
     }
 
     #[test]
     fn staleness_brings_a_solved_task_back() {
         let cfg = CurriculumConfig::default();
-        let tasks = vec![info("solved", "op", Level::Easy), info("open", "op", Level::Easy)];
+        let tasks = vec![
+            info("solved", "op", Level::Easy),
+            info("open", "op", Level::Easy),
+        ];
         let mut c = Curriculum::new(tasks, cfg.clone());
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
         // Serve both once; task 0 is always solved, task 1 half the time.
@@ -872,7 +913,10 @@ mod tests {
             c.step += 1;
         }
         let stale = c.weight(0);
-        assert!(stale > just_served + cfg.staleness * 0.9, "{just_served} → {stale}");
+        assert!(
+            stale > just_served + cfg.staleness * 0.9,
+            "{just_served} → {stale}"
+        );
         // It is drawn again, now and then.
         let mut drawn = 0;
         for _ in 0..200 {
@@ -961,7 +1005,10 @@ mod tests {
         assert_eq!(high.categories.len(), 2);
         assert!((high.categories.values().sum::<f64>() - 1.0).abs() < 1e-9);
         // Depth 3 grows once depth 2 is solved beyond the target.
-        let mut c = Curriculum::new(vec![info("m2", "multi-2", Level::Multi)], CurriculumConfig::default());
+        let mut c = Curriculum::new(
+            vec![info("m2", "multi-2", Level::Multi)],
+            CurriculumConfig::default(),
+        );
         let before = c.generation_plan(0.5).multi_depth[&3];
         c.update(0, &group(9, 10));
         let after = c.generation_plan(0.5).multi_depth[&3];
@@ -988,7 +1035,9 @@ mod tests {
                     c.line_range,
                 );
                 t.fail_to_pass = vec![format!("tests/test_x.py::test_{i}")];
-                t.pass_to_pass = (0..3).map(|k| format!("tests/test_x.py::test_{k}")).collect();
+                t.pass_to_pass = (0..3)
+                    .map(|k| format!("tests/test_x.py::test_{k}"))
+                    .collect();
                 t
             })
             .collect();
@@ -1003,7 +1052,9 @@ mod tests {
         assert!(plan.len() <= 25);
         assert!(plan.iter().any(|c| c.members.len() == 3));
         assert_eq!(plan, plan_combinations(&tasks, 3, 25), "deterministic");
-        assert!(plan_combinations(&tasks, 2, 25).iter().all(|c| c.members.len() == 2));
+        assert!(plan_combinations(&tasks, 2, 25)
+            .iter()
+            .all(|c| c.members.len() == 2));
         let dir = tempfile::tempdir().unwrap();
         let git = |args: &[&str]| {
             let out = std::process::Command::new("git")
@@ -1011,7 +1062,11 @@ mod tests {
                 .current_dir(dir.path())
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         };
         let rel = "pyshelf/money.py";
         std::fs::create_dir_all(dir.path().join("pyshelf")).unwrap();
@@ -1023,7 +1078,10 @@ mod tests {
             std::fs::write(dir.path().join(rel), &clean).unwrap();
             std::fs::write(dir.path().join("bug.diff"), &c.bug_patch).unwrap();
             git(&["apply", "bug.diff"]);
-            assert_eq!(std::fs::read_to_string(dir.path().join(rel)).unwrap(), c.buggy);
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join(rel)).unwrap(),
+                c.buggy
+            );
             for m in &members {
                 let own = crate::train::episode::file_changes(&m.bug_patch, rel).unwrap();
                 let mine = apply_changes(&clean, &own).unwrap();
@@ -1036,20 +1094,28 @@ mod tests {
             }
             std::fs::write(dir.path().join("fix.diff"), &c.patch).unwrap();
             git(&["apply", "fix.diff"]);
-            assert_eq!(std::fs::read_to_string(dir.path().join(rel)).unwrap(), clean);
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join(rel)).unwrap(),
+                clean
+            );
             // Tests: the union of FAIL_TO_PASS; PASS_TO_PASS without any of them.
             assert_eq!(c.fail_to_pass.len(), members.len());
             assert!(c.pass_to_pass.iter().all(|t| !c.fail_to_pass.contains(t)));
             let task = combine_task(&members, &clean).unwrap();
             assert_eq!(Level::of(&task), Level::Multi);
             assert_eq!(task.metadata.mutators.len(), members.len());
-            assert!(task.instance_id.starts_with(&format!("pyshelf__multi{}__", members.len())));
+            assert!(task
+                .instance_id
+                .starts_with(&format!("pyshelf__multi{}__", members.len())));
             for m in &members {
                 assert!(task.problem_statement.contains(m.problem_statement.trim()));
             }
             // The gold edit of the combined task works on its buggy text.
             let edit = crate::train::episode::gold_edit(&task, &c.buggy).unwrap();
-            assert_eq!(crate::train::episode::apply_edit(&c.buggy, &edit).unwrap(), clean);
+            assert_eq!(
+                crate::train::episode::apply_edit(&c.buggy, &edit).unwrap(),
+                clean
+            );
         }
     }
 
@@ -1069,7 +1135,10 @@ mod tests {
             combine_patches(&[&tasks[a], &tasks[b]], &clean),
             Err(CombineError::Overlap(_))
         ));
-        assert_eq!(combine_patches(&[&tasks[a]], &clean), Err(CombineError::Size(1)));
+        assert_eq!(
+            combine_patches(&[&tasks[a]], &clean),
+            Err(CombineError::Size(1))
+        );
         let mut other = tasks[b].clone();
         other.base_commit = "b".repeat(40);
         assert!(matches!(

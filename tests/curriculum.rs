@@ -97,7 +97,10 @@ fn harder_tasks_are_served_as_the_easy_pass_rate_passes_the_target() {
         // The pass rate on easy tasks rose past the target (0.5) during the run.
         let easy_early = trace.early.level_pass_rate(Level::Easy).unwrap();
         let easy_late = trace.late.level_pass_rate(Level::Easy).unwrap();
-        assert!(easy_late > 0.85 && easy_late > easy_early, "{easy_early} → {easy_late}");
+        assert!(
+            easy_late > 0.85 && easy_late > easy_early,
+            "{easy_early} → {easy_late}"
+        );
         let early = harder_share(&trace, 0, 100);
         let late = harder_share(&trace, 500, 600);
         eprintln!(
@@ -108,7 +111,11 @@ fn harder_tasks_are_served_as_the_easy_pass_rate_passes_the_target() {
             "seed {seed}: share of medium and hard tasks served {early:.2} (steps 0-100) → {late:.2} (steps 500-600)"
         );
         // Every task was served, the solved easy ones included, and they still come back late.
-        assert!(trace.times_served.iter().all(|&n| n > 0), "{:?}", trace.times_served);
+        assert!(
+            trace.times_served.iter().all(|&n| n > 0),
+            "{:?}",
+            trace.times_served
+        );
         let easy_late_served = trace.served[400..]
             .iter()
             .flatten()

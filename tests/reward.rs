@@ -16,7 +16,12 @@ use swe_forge::train::reward::{Outcome, RewardConfig, RewardEnv};
 fn pick(candidates: &[serde_json::Value], function: &str, line: u64, after: &str) -> String {
     candidates
         .iter()
-        .find(|c| c["function"] == function && c["line_range"][0] == line && c["after"] == after)
+        .find(|c| {
+            c["file"] == "pyshelf/money.py"
+                && c["function"] == function
+                && c["line_range"][0] == line
+                && c["after"] == after
+        })
         .unwrap_or_else(|| panic!("no candidate in {function} on line {line} making `{after}`"))
         .to_string()
 }
@@ -28,9 +33,9 @@ fn pick(candidates: &[serde_json::Value], function: &str, line: u64, after: &str
 fn tasks() -> &'static (tempfile::TempDir, Vec<Task>) {
     static TASKS: OnceLock<(tempfile::TempDir, Vec<Task>)> = OnceLock::new();
     TASKS.get_or_init(|| {
-        let money = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/pyshelf/pyshelf/money.py");
+        let seed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/pyshelf");
         let out = bin()
-            .args(["mutate", money.to_str().unwrap(), "--json"])
+            .args(["mutate", seed.to_str().unwrap(), "--json"])
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", text(&out));
@@ -53,7 +58,15 @@ fn tasks() -> &'static (tempfile::TempDir, Vec<Task>) {
             .env("TMPDIR", &tmp)
             .args(["verify", "--candidates"])
             .arg(&cands)
-            .args(["--sandbox", "local", "--only", "pyshelf", "--no-synthesis", "--json", "--out"])
+            .args([
+                "--sandbox",
+                "local",
+                "--only",
+                "pyshelf",
+                "--no-synthesis",
+                "--json",
+                "--out",
+            ])
             .arg(&out_dir)
             .output()
             .unwrap();
@@ -96,22 +109,38 @@ fn rewards_follow_the_tests_and_identical_edits_are_cached() {
     // The gold edit: 1, after one test run.
     let gold = gold_edit(task, &buggy).unwrap().render();
     let r = env.reward(task, &gold).unwrap();
-    assert_eq!((r.value, &r.outcome, r.cached), (1.0, &Outcome::Solved, false), "{}", r.detail);
+    assert_eq!(
+        (r.value, &r.outcome, r.cached),
+        (1.0, &Outcome::Solved, false),
+        "{}",
+        r.detail
+    );
     assert_eq!(env.stats().test_runs, 1);
 
     // A harmless edit of the docstring leaves the bug: 0, and the detail names a failing test.
     let doc = "    \"\"\"Format integer cents as a string like \"1,234.50 USD\".\"\"\"";
     assert!(buggy.contains(doc));
-    let comment = block(doc, "    \"\"\"Format cents (an int) as text like \"1,234.50 USD\".\"\"\"");
+    let comment = block(
+        doc,
+        "    \"\"\"Format cents (an int) as text like \"1,234.50 USD\".\"\"\"",
+    );
     let r = env.reward(task, &comment).unwrap();
     assert_eq!((r.value, &r.outcome), (0.0, &Outcome::TestsFail));
-    assert!(r.detail.contains("test_thousands_are_grouped"), "{}", r.detail);
+    assert!(
+        r.detail.contains("test_thousands_are_grouped"),
+        "{}",
+        r.detail
+    );
     assert_eq!(env.stats().test_runs, 2);
 
     // Malformed, and a SEARCH that matches nothing: −1, no test run.
-    let r = env.reward(task, "<<<<<<< SEARCH\nsign = 1\n>>>>>>> REPLACE\n").unwrap();
+    let r = env
+        .reward(task, "<<<<<<< SEARCH\nsign = 1\n>>>>>>> REPLACE\n")
+        .unwrap();
     assert_eq!((r.value, &r.outcome), (-1.0, &Outcome::ParseError));
-    let r = env.reward(task, &block("    sign = '+'", "    sign = '-'")).unwrap();
+    let r = env
+        .reward(task, &block("    sign = '+'", "    sign = '-'"))
+        .unwrap();
     assert_eq!((r.value, &r.outcome), (-1.0, &Outcome::DoesNotApply));
     assert_eq!(env.stats().test_runs, 2);
 
@@ -122,12 +151,20 @@ fn rewards_follow_the_tests_and_identical_edits_are_cached() {
     assert_eq!(env.stats().test_runs, 2);
 
     // A group: two new edits graded in parallel, duplicates and known edits not re-run.
-    let wrong_fix = block("    sign = \"-\" if cents < 1 else \"\"", "    sign = \"-\" if cents < 2 else \"\"");
+    let wrong_fix = block(
+        "    sign = \"-\" if cents < 1 else \"\"",
+        "    sign = \"-\" if cents < 2 else \"\"",
+    );
     let other_fix = block(
         "    sign = \"-\" if cents < 1 else \"\"",
         "    sign = \"-\" if cents <= -1 else \"\"",
     );
-    let group = vec![wrong_fix.clone(), gold.clone(), other_fix.clone(), wrong_fix.clone()];
+    let group = vec![
+        wrong_fix.clone(),
+        gold.clone(),
+        other_fix.clone(),
+        wrong_fix.clone(),
+    ];
     let rs = env.reward_many(task, &group).unwrap();
     let values: Vec<f32> = rs.iter().map(|r| r.value).collect();
     assert_eq!(values, vec![0.0, 1.0, 1.0, 0.0]);
@@ -156,11 +193,18 @@ fn prompt_shows_the_buggy_function_of_a_real_task() {
     let mut env = env_at(dir.path().join("rewards.db"));
     let buggy = env.buggy_file(task).unwrap();
     let p = build_prompt(task, &buggy, &PromptConfig::default()).unwrap();
-    assert!(p.text.starts_with(task.problem_statement.trim()), "{}", p.text);
+    assert!(
+        p.text.starts_with(task.problem_statement.trim()),
+        "{}",
+        p.text
+    );
     assert!(p.code.contains("def format_money("), "{}", p.code);
     assert!(p.code.contains("divmod(cents, 101)"), "{}", p.code);
     assert!(!p.code.contains("divmod(cents, 100)"), "{}", p.code);
-    assert!(!p.code.contains("def convert("), "only the enclosing function and its context");
+    assert!(
+        !p.code.contains("def convert("),
+        "only the enclosing function and its context"
+    );
     let small = build_prompt(
         task,
         &buggy,
@@ -187,14 +231,25 @@ fn a_combined_task_verifies_and_needs_both_fixes() {
     let members = [&tasks[0], &tasks[1]];
     let combined = combine_task(&members, &clean).unwrap();
     assert_eq!(Level::of(&combined), Level::Multi);
-    assert!(verify_combined(&mut env, &combined).unwrap(), "the combined task verifies");
+    assert!(
+        verify_combined(&mut env, &combined).unwrap(),
+        "the combined task verifies"
+    );
 
     let buggy = env.buggy_file(&combined).unwrap();
     let both = gold_edit(&combined, &buggy).unwrap().render();
     assert_eq!(env.reward(&combined, &both).unwrap().value, 1.0);
-    let one = block("    sign = \"-\" if cents < 1 else \"\"", "    sign = \"-\" if cents < 0 else \"\"");
+    let one = block(
+        "    sign = \"-\" if cents < 1 else \"\"",
+        "    sign = \"-\" if cents < 0 else \"\"",
+    );
     let r = env.reward(&combined, &one).unwrap();
-    assert_eq!((r.value, &r.outcome), (0.0, &Outcome::TestsFail), "{}", r.detail);
+    assert_eq!(
+        (r.value, &r.outcome),
+        (0.0, &Outcome::TestsFail),
+        "{}",
+        r.detail
+    );
 
     // A record whose FAIL_TO_PASS test passes with the bugs does not verify.
     let mut wrong = combined.clone();

@@ -49,7 +49,9 @@ pub enum EditError {
     #[error("SEARCH block {block} matches no lines of the file{hint}")]
     NoMatch { block: usize, hint: String },
     /// A SEARCH block matches more than one place.
-    #[error("SEARCH block {block} matches {count} places in the file; add lines to make it unique")]
+    #[error(
+        "SEARCH block {block} matches {count} places in the file; add lines to make it unique"
+    )]
     Ambiguous { block: usize, count: usize },
     /// A gold edit cannot be made from the task's fix.
     #[error("no gold edit for {instance_id}: {reason}")]
@@ -150,7 +152,10 @@ pub fn parse_edit(text: &str) -> Result<Edit, EditError> {
             State::Search(search) => {
                 if marker == DIVIDER {
                     if search.is_empty() {
-                        return Err(err(n, "empty SEARCH block: it must quote lines of the file"));
+                        return Err(err(
+                            n,
+                            "empty SEARCH block: it must quote lines of the file",
+                        ));
                     }
                     State::Replace(search, Vec::new())
                 } else if marker == SEARCH || marker == REPLACE {
@@ -163,10 +168,7 @@ pub fn parse_edit(text: &str) -> Result<Edit, EditError> {
             }
             State::Replace(search, replace) => {
                 if marker == REPLACE {
-                    blocks.push(Block {
-                        search,
-                        replace,
-                    });
+                    blocks.push(Block { search, replace });
                     State::Outside
                 } else if marker == SEARCH || marker == DIVIDER {
                     return Err(err(n, "expected `>>>>>>> REPLACE` before this marker"));
@@ -240,8 +242,7 @@ pub fn apply_edit(file_text: &str, edit: &Edit) -> Result<String, EditError> {
                     .splice(at..at + b.search.len(), b.replace.iter().cloned());
             }
             0 => {
-                let trimmed: Vec<String> =
-                    b.search.iter().map(|l| l.trim().to_string()).collect();
+                let trimmed: Vec<String> = b.search.iter().map(|l| l.trim().to_string()).collect();
                 let loose: Vec<String> = text.lines.iter().map(|l| l.trim().to_string()).collect();
                 let hint = if find_runs(&loose, &trimmed).is_empty() {
                     String::new()
@@ -443,7 +444,9 @@ pub fn gold_edit(task: &Task, buggy: &str) -> Result<Edit, EditError> {
     let changes = file_changes(&task.patch, file).map_err(gold_err)?;
     let expected = apply_changes(buggy, &changes).map_err(gold_err)?;
     if changes.is_empty() {
-        return Err(gold_err(format!("the gold patch leaves {file}'s lines as they are")));
+        return Err(gold_err(format!(
+            "the gold patch leaves {file}'s lines as they are"
+        )));
     }
     let base = Lines::of(buggy).lines;
     let n = base.len();
@@ -496,7 +499,9 @@ pub fn gold_edit(task: &Task, buggy: &str) -> Result<Edit, EditError> {
     let edit = Edit { path: None, blocks };
     match apply_edit(buggy, &edit) {
         Ok(t) if t == expected => Ok(edit),
-        Ok(_) => Err(gold_err("the derived edit does not give the clean file".into())),
+        Ok(_) => Err(gold_err(
+            "the derived edit does not give the clean file".into(),
+        )),
         Err(e) => Err(gold_err(format!("the derived edit does not apply: {e}"))),
     }
 }
@@ -574,7 +579,9 @@ pub fn enclosing_function(language: Language, text: &str, line: usize) -> Option
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
     let from = *starts.get(row)?;
-    let to = starts.get(row + 1).map_or(text.len(), |e| e.saturating_sub(1));
+    let to = starts
+        .get(row + 1)
+        .map_or(text.len(), |e| e.saturating_sub(1));
     // The first non-blank byte of the line, so that indentation does not select the block.
     let from = text[from..to]
         .find(|c: char| !c.is_whitespace())
@@ -648,7 +655,8 @@ pub fn build_prompt(task: &Task, buggy: &str, cfg: &PromptConfig) -> Result<Prom
         code.push('\n');
     }
     let issue = cut(task.problem_statement.trim(), cfg.max_issue_chars);
-    let source = crate::assets::template("train/prompt.md.j2").ok_or(PromptError::MissingTemplate)?;
+    let source =
+        crate::assets::template("train/prompt.md.j2").ok_or(PromptError::MissingTemplate)?;
     let mut env = minijinja::Environment::new();
     env.add_template("prompt", source)?;
     let text = env.get_template("prompt")?.render(minijinja::context! {
@@ -792,9 +800,21 @@ pub(crate) mod tests {
             ("", 1, "no SEARCH/REPLACE block"),
             ("hello\n", 1, "outside"),
             ("<<<<<<< SEARCH\na\n=======\nb\n", 5, "unterminated"),
-            ("<<<<<<< SEARCH\n=======\nb\n>>>>>>> REPLACE\n", 2, "empty SEARCH"),
-            ("<<<<<<< SEARCH\na\n>>>>>>> REPLACE\n", 3, "expected `=======`"),
-            ("<<<<<<< SEARCH\na\n=======\n=======\n", 4, "expected `>>>>>>> REPLACE`"),
+            (
+                "<<<<<<< SEARCH\n=======\nb\n>>>>>>> REPLACE\n",
+                2,
+                "empty SEARCH",
+            ),
+            (
+                "<<<<<<< SEARCH\na\n>>>>>>> REPLACE\n",
+                3,
+                "expected `=======`",
+            ),
+            (
+                "<<<<<<< SEARCH\na\n=======\n=======\n",
+                4,
+                "expected `>>>>>>> REPLACE`",
+            ),
             (
                 "<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\npath: x\n",
                 6,
@@ -815,7 +835,10 @@ pub(crate) mod tests {
     #[test]
     fn applies_in_order_whitespace_exact_and_unique() {
         let file = "def f(a, b):\n    x = a - b\n    return x\n\ndef g():\n    return 1\n";
-        let e = edit(&[("    x = a - b", "    x = a + b"), ("    return 1", "    return 2")]);
+        let e = edit(&[
+            ("    x = a - b", "    x = a + b"),
+            ("    return 1", "    return 2"),
+        ]);
         assert_eq!(
             apply_edit(file, &e).unwrap(),
             "def f(a, b):\n    x = a + b\n    return x\n\ndef g():\n    return 2\n"
@@ -846,7 +869,10 @@ pub(crate) mod tests {
         assert!(apply_edit(file, &chained).unwrap().contains("    y = 2\n"));
         // Deleting lines, and a file without a final line end keeps it so.
         assert_eq!(apply_edit("a\nb\nc", &edit(&[("b", "")])).unwrap(), "a\nc");
-        assert_eq!(apply_edit("a\nb\nc", &edit(&[("c", "d")])).unwrap(), "a\nb\nd");
+        assert_eq!(
+            apply_edit("a\nb\nc", &edit(&[("c", "d")])).unwrap(),
+            "a\nb\nd"
+        );
     }
 
     #[test]
@@ -886,19 +912,41 @@ pub(crate) mod tests {
         assert_eq!(patch_files(&patch).unwrap(), vec!["m.py"]);
     }
 
-    /// Every candidate the embedded rules make on the demo seed's sources: (file, clean, buggy,
-    /// gold patch, lines).
-    fn demo_bugs() -> Vec<(String, String, String, String, (usize, usize))> {
+    /// A real bug of the demo seed: its file, the clean and buggy texts, the gold patch and the
+    /// bug's lines.
+    struct DemoBug {
+        file: String,
+        clean: String,
+        buggy: String,
+        patch: String,
+        lines: (usize, usize),
+    }
+
+    /// Every candidate the embedded rules make on the demo seed's sources.
+    fn demo_bugs() -> Vec<DemoBug> {
         let rules = load_embedded(Language::Python).unwrap();
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/pyshelf");
         let mut out = Vec::new();
-        for name in ["money.py", "periods.py", "pricing.py", "query.py", "text.py", "ledger.py"] {
+        for name in [
+            "money.py",
+            "periods.py",
+            "pricing.py",
+            "query.py",
+            "text.py",
+            "ledger.py",
+        ] {
             let rel = format!("pyshelf/{name}");
             let clean = std::fs::read_to_string(root.join(&rel)).unwrap();
             for c in enumerate_source(&rel, clean.as_bytes(), Language::Python, &rules).unwrap() {
                 let buggy = crate::task::buggy_text(&clean, &c);
                 let patch = crate::task::gold_patch(&clean, &c);
-                out.push((rel.clone(), clean.clone(), buggy, patch, c.line_range));
+                out.push(DemoBug {
+                    file: rel.clone(),
+                    clean: clean.clone(),
+                    buggy,
+                    patch,
+                    lines: c.line_range,
+                });
             }
         }
         out
@@ -910,11 +958,18 @@ pub(crate) mod tests {
         assert!(bugs.len() > 100, "{} candidates", bugs.len());
         let mut failed = Vec::new();
         let mut search_lines = 0;
-        for (i, (file, clean, buggy, patch, lines)) in bugs.iter().enumerate() {
+        for (i, bug) in bugs.iter().enumerate() {
+            let (file, clean, buggy, patch, lines) =
+                (&bug.file, &bug.clean, &bug.buggy, &bug.patch, &bug.lines);
             let task = task_with(&format!("t{i}"), file, String::new(), patch.clone(), *lines);
             match gold_edit(&task, buggy) {
                 Ok(e) => {
-                    assert_eq!(&apply_edit(buggy, &e).unwrap(), clean, "{file}\n{}", e.render());
+                    assert_eq!(
+                        &apply_edit(buggy, &e).unwrap(),
+                        clean,
+                        "{file}\n{}",
+                        e.render()
+                    );
                     // The rendering round-trips through the parser.
                     assert_eq!(parse_edit(&e.render()).unwrap(), e);
                     search_lines += e.blocks.iter().map(|b| b.search.len()).sum::<usize>();
@@ -949,7 +1004,8 @@ pub(crate) mod tests {
 
     #[test]
     fn enclosing_function_spans_the_def() {
-        let text = "import x\n\nclass A:\n    def f(self):\n        y = 1\n\n        return y\n\nz = 2\n";
+        let text =
+            "import x\n\nclass A:\n    def f(self):\n        y = 1\n\n        return y\n\nz = 2\n";
         assert_eq!(enclosing_function(Language::Python, text, 5), Some((4, 7)));
         assert_eq!(enclosing_function(Language::Python, text, 7), Some((4, 7)));
         assert_eq!(enclosing_function(Language::Python, text, 9), None);
@@ -964,15 +1020,29 @@ pub(crate) mod tests {
         body.push_str("    return a - b\n\n\ndef g():\n    return 1\n");
         let bug_line = 45;
         assert_eq!(body.lines().nth(bug_line - 1), Some("    return a - b"));
-        let task = task_with("t", "pkg/m.py", String::new(), String::new(), (bug_line, bug_line));
+        let task = task_with(
+            "t",
+            "pkg/m.py",
+            String::new(),
+            String::new(),
+            (bug_line, bug_line),
+        );
         // A large budget: the whole function and 3 lines of context each side.
         let p = build_prompt(&task, &body, &PromptConfig::default()).unwrap();
         assert_eq!((p.first_line, p.last_line), (1, 48));
         assert!(!p.truncated && !p.over_budget);
-        assert!(p.text.contains("`total` is wrong for two items."), "{}", p.text);
+        assert!(
+            p.text.contains("`total` is wrong for two items."),
+            "{}",
+            p.text
+        );
         assert!(p.text.contains("pkg/m.py"), "{}", p.text);
         assert!(p.text.contains("    return a - b\n"), "{}", p.text);
-        assert!(p.text.contains(SEARCH) && p.text.contains(REPLACE), "{}", p.text);
+        assert!(
+            p.text.contains(SEARCH) && p.text.contains(REPLACE),
+            "{}",
+            p.text
+        );
         // A small budget: a window around the bug's line, within the budget.
         let cfg = PromptConfig {
             max_code_chars: 200,

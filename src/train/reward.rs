@@ -203,7 +203,8 @@ impl RewardEnv {
         };
         let db = Connection::open(&cfg.db).map_err(db_err)?;
         db.busy_timeout(Duration::from_secs(30)).map_err(db_err)?;
-        db.pragma_update(None, "journal_mode", "WAL").map_err(db_err)?;
+        db.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db_err)?;
         db.execute_batch(SCHEMA).map_err(db_err)?;
         let audit_cfg = AuditConfig {
             tasks: PathBuf::new(),
@@ -248,7 +249,11 @@ impl RewardEnv {
     /// earlier in `edits`) is not graded again. An edit whose grading hit an environment
     /// failure comes back as [`Outcome::Environment`] (not cached); a failure before any edit
     /// could be graded (no environment, no buggy file) is an error.
-    pub fn reward_many(&mut self, task: &Task, edits: &[String]) -> Result<Vec<Reward>, RewardError> {
+    pub fn reward_many(
+        &mut self,
+        task: &Task,
+        edits: &[String],
+    ) -> Result<Vec<Reward>, RewardError> {
         let digest = task_digest(task);
         let file = task.metadata.location.file.clone();
         let mut out: Vec<Option<Reward>> = vec![None; edits.len()];
@@ -284,7 +289,9 @@ impl RewardEnv {
                                 .to_string(),
                         )),
                         Ok(t) => Ok(t),
-                        Err(e @ EditError::Parse { .. }) => Err((Outcome::ParseError, e.to_string())),
+                        Err(e @ EditError::Parse { .. }) => {
+                            Err((Outcome::ParseError, e.to_string()))
+                        }
                         Err(e) => Err((Outcome::DoesNotApply, e.to_string())),
                     }
                 }
@@ -357,7 +364,11 @@ impl RewardEnv {
     /// buggy code and every PASS_TO_PASS test passes; with the gold fix all pass), `repeats`
     /// times on one worker. Returns the problems of the first repeat that has any (empty: the
     /// task verified every time). An environment failure is an error.
-    pub fn verify(&mut self, task: &Task, repeats: usize) -> Result<Vec<audit::Problem>, RewardError> {
+    pub fn verify(
+        &mut self,
+        task: &Task,
+        repeats: usize,
+    ) -> Result<Vec<audit::Problem>, RewardError> {
         let env_err = |detail: String| RewardError::Environment {
             instance_id: task.instance_id.clone(),
             detail,
@@ -394,11 +405,15 @@ impl RewardEnv {
         let worker = pool[0].as_mut();
         worker.reset().map_err(|e| env_err(format!("reset: {e}")))?;
         if buggy {
-            audit::apply_buggy(worker, task).map_err(|p| env_err(format!("{}: {}", p.reason, p.detail)))?;
+            audit::apply_buggy(worker, task)
+                .map_err(|p| env_err(format!("{}: {}", p.reason, p.detail)))?;
         }
         let path = &task.metadata.location.file;
         let out = worker
-            .exec(&format!("cat -- {}", shell_quote(path)), Duration::from_secs(60))
+            .exec(
+                &format!("cat -- {}", shell_quote(path)),
+                Duration::from_secs(60),
+            )
             .map_err(|e| env_err(format!("reading {path}: {e}")))?;
         if out.exit_code != Some(0) {
             return Err(env_err(format!(
@@ -423,10 +438,12 @@ impl RewardEnv {
         let want = n.clamp(1, self.cfg.workers.max(1));
         let pool = self.pools.entry(key).or_default();
         while pool.len() < want {
-            let w = env.worker(pool.len()).map_err(|e| RewardError::Environment {
-                instance_id: task.instance_id.clone(),
-                detail: format!("worker: {e}"),
-            })?;
+            let w = env
+                .worker(pool.len())
+                .map_err(|e| RewardError::Environment {
+                    instance_id: task.instance_id.clone(),
+                    detail: format!("worker: {e}"),
+                })?;
             pool.push(w);
         }
         Ok(pool)
@@ -514,7 +531,13 @@ impl RewardEnv {
                 "SELECT outcome, detail, seconds FROM rewards
                  WHERE instance_id = ?1 AND edit_hash = ?2 AND task_digest = ?3",
                 params![instance_id, hash, digest],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, f64>(2)?)),
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, f64>(2)?,
+                    ))
+                },
             )
             .optional()
             .map_err(|error| RewardError::Db {
@@ -536,7 +559,13 @@ impl RewardEnv {
         }))
     }
 
-    fn store(&self, instance_id: &str, hash: &str, digest: &str, g: &Graded) -> Result<(), RewardError> {
+    fn store(
+        &self,
+        instance_id: &str,
+        hash: &str,
+        digest: &str,
+        g: &Graded,
+    ) -> Result<(), RewardError> {
         self.db
             .execute(
                 "INSERT OR REPLACE INTO rewards
@@ -669,7 +698,12 @@ pub fn task_digest(task: &Task) -> String {
         h.update(part.as_bytes());
         h.update(b"\0");
     }
-    for t in task.fail_to_pass.iter().chain([&String::new()]).chain(&task.pass_to_pass) {
+    for t in task
+        .fail_to_pass
+        .iter()
+        .chain([&String::new()])
+        .chain(&task.pass_to_pass)
+    {
         h.update(t.as_bytes());
         h.update(b"\0");
     }
@@ -683,7 +717,8 @@ mod tests {
     #[test]
     fn identical_edits_hash_alike_and_different_ones_do_not() {
         let a = "<<<<<<< SEARCH\n    x = 1\n=======\n    x = 2\n>>>>>>> REPLACE\n";
-        let same = "```\n<<<<<<< SEARCH  \n    x = 1\n=======\n    x = 2\n>>>>>>> REPLACE\n```\n\n\n";
+        let same =
+            "```\n<<<<<<< SEARCH  \n    x = 1\n=======\n    x = 2\n>>>>>>> REPLACE\n```\n\n\n";
         let ws = "<<<<<<< SEARCH\n    x = 1 \n=======\n    x = 2\n>>>>>>> REPLACE\n";
         let h = |t: &str| edit_hash(t, parse_edit(t).ok().as_ref());
         assert_eq!(h(a), h(same));
@@ -745,7 +780,10 @@ mod tests {
             (1, 1),
         );
         let r = env.reward(&task, "not an edit").unwrap();
-        assert_eq!((r.value, r.outcome.clone(), r.cached), (-1.0, Outcome::ParseError, false));
+        assert_eq!(
+            (r.value, r.outcome.clone(), r.cached),
+            (-1.0, Outcome::ParseError, false)
+        );
         let again = env.reward(&task, "not an edit\n").unwrap();
         assert!(again.cached);
         // A well-formed edit needs the buggy file, hence the environment: an error.
