@@ -509,7 +509,7 @@ pub fn schema_problem(task: &Task) -> Option<String> {
 }
 
 /// The tests a check runs: FAIL_TO_PASS, then PASS_TO_PASS, without repeats.
-fn listed_tests(task: &Task) -> Vec<String> {
+pub fn listed_tests(task: &Task) -> Vec<String> {
     let mut seen = BTreeSet::new();
     task.fail_to_pass
         .iter()
@@ -615,7 +615,7 @@ fn tests_detail(ids: &[String], of: usize, what: &str, run: &Run) -> String {
 
 /// The limits of one audit run: ten times the longest run the record's evidence shows, plus
 /// a minute, at most an hour.
-fn budget(task: &Task) -> RunBudget {
+pub fn budget(task: &Task) -> RunBudget {
     let ev = &task.metadata.verification;
     let longest = ev
         .runs
@@ -627,18 +627,19 @@ fn budget(task: &Task) -> RunBudget {
 }
 
 /// A prepared environment and its sandbox kind, or why none could be made.
-type Prepared = Result<(Arc<dyn Environment>, &'static str), String>;
+pub type Prepared = Result<(Arc<dyn Environment>, &'static str), String>;
 
 /// Prepared environments, one per image or per (seed, commit, install, python path).
-struct Environments<'c> {
-    cfg: &'c AuditConfig,
+pub struct Environments {
+    cfg: AuditConfig,
     docker: Option<DockerSandbox>,
     local: LocalSandbox,
     prepared: HashMap<String, Prepared>,
 }
 
-impl<'c> Environments<'c> {
-    fn new(cfg: &'c AuditConfig) -> Result<Environments<'c>, AuditError> {
+impl Environments {
+    /// The sandboxes `cfg` asks for (its `sandbox`, `cache` and `limits`; the rest is unused).
+    pub fn new(cfg: &AuditConfig) -> Result<Environments, AuditError> {
         let docker = match cfg.sandbox {
             SandboxChoice::Local => None,
             SandboxChoice::Docker => Some(
@@ -665,7 +666,7 @@ impl<'c> Environments<'c> {
             );
         }
         Ok(Environments {
-            cfg,
+            cfg: cfg.clone(),
             docker,
             local: LocalSandbox::new(&cfg.cache, cfg.limits.clone()),
             prepared: HashMap::new(),
@@ -673,7 +674,7 @@ impl<'c> Environments<'c> {
     }
 
     /// The environment for a task and the sandbox kind (cached per image or checkout).
-    fn for_task(&mut self, task: &Task) -> Prepared {
+    pub fn for_task(&mut self, task: &Task) -> Prepared {
         let image = task.image_name.as_deref().filter(|_| self.docker.is_some());
         let env = &task.metadata.environment;
         let key = match image {
@@ -709,7 +710,8 @@ impl<'c> Environments<'c> {
         self.local.prepare(&repo).map_err(|e| e.to_string())
     }
 
-    fn runner(&self, task: &Task, kind: &str) -> Box<dyn TestRunner> {
+    /// The test runner for a task in a sandbox of `kind` (`docker` or `local`).
+    pub fn runner(&self, task: &Task, kind: &str) -> Box<dyn TestRunner> {
         match task.language {
             Language::Python => {
                 let mut files: Vec<String> = Vec::new();
@@ -789,7 +791,7 @@ fn import_at_base(task: &Task, cache: &Path) -> Result<Repo, String> {
 /// Run the buggy and the fixed checks of one task; returns the sandbox kind (when one was
 /// made) and the problems.
 fn check_in_sandbox(
-    envs: &mut Environments<'_>,
+    envs: &mut Environments,
     task: &Task,
     index: usize,
 ) -> (Option<String>, Vec<Problem>) {
@@ -869,7 +871,7 @@ pub fn check_task(worker: &mut dyn Worker, runner: &dyn TestRunner, task: &Task)
 }
 
 /// `test_patch` (if any), then `bug_patch`.
-fn apply_buggy(worker: &mut dyn Worker, task: &Task) -> Result<(), Problem> {
+pub fn apply_buggy(worker: &mut dyn Worker, task: &Task) -> Result<(), Problem> {
     for (name, patch) in [
         ("test_patch", &task.test_patch),
         ("bug_patch", &task.bug_patch),

@@ -9,6 +9,7 @@ pub mod baseline;
 pub mod bench;
 pub mod candidate;
 pub mod coverage;
+pub mod curriculum;
 pub mod export;
 pub mod issue;
 pub mod issue_llm;
@@ -26,6 +27,7 @@ pub mod seed;
 pub mod store;
 pub mod synth;
 pub mod task;
+pub mod train;
 pub mod verdict;
 pub mod verify;
 
