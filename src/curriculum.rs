@@ -808,6 +808,7 @@ pub fn combine_task(members: &[&Task], clean: &str) -> Result<Task, CombineError
         environment: first.metadata.environment.clone(),
         tool_version: crate::VERSION.to_string(),
         issue_style: "multi".to_string(),
+        issue_rewrite: Default::default(),
     };
     Ok(task)
 }
