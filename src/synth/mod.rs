@@ -842,6 +842,30 @@ fn search_templates(
             });
             seen.insert(cand.function.clone());
         }
+    } else if let Some((class, "__init__")) = method.filter(|_| templates.is_empty()) {
+        // A constructor: call the class with the arguments recorded for its objects.
+        let mut args_seen = BTreeSet::new();
+        for sc in trace
+            .scenarios
+            .iter()
+            .filter(|sc| sc.cls == class && sc.file == cand.file)
+            .filter(|sc| args_seen.insert(sc.ctor_args.clone()))
+            .take(4)
+        {
+            templates.push(TracedCall {
+                file: sc.file.clone(),
+                module: sc.module.clone(),
+                qualname: class.to_string(),
+                receiver: None,
+                args: sc.ctor_args.clone(),
+                imports: sc.imports.clone(),
+                reaches: vec![],
+                setup: vec![],
+            });
+        }
+        if !templates.is_empty() {
+            seen.insert(cand.function.clone());
+        }
     } else if templates.is_empty() && !cand.function.contains('.') {
         if let Some(module) = module_name(trace, setup, &cand.file) {
             templates.push(TracedCall {

@@ -47,6 +47,9 @@ def _alarm(signum, frame):
 
 
 def _consts(fn):
+    if isinstance(fn, type):
+        # A class is called for its constructor: the constructor's literals.
+        fn = getattr(fn, "__init__", None)
     out = set()
     code = getattr(fn, "__code__", None)
     stack = [code] if code else []
