@@ -25,6 +25,7 @@ pub mod seed;
 pub mod store;
 pub mod synth;
 pub mod task;
+pub mod train;
 pub mod verdict;
 pub mod verify;
 
