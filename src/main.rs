@@ -119,11 +119,82 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Train a policy on tasks with verified rewards: optional supervised warm-start on the
+    /// gold edits, then GRPO with curriculum sampling; OUT/metrics.jsonl per step,
+    /// OUT/checkpoint (a Hugging Face directory plus trainer.json), OUT/curriculum.json.
+    Train(TrainArgs),
     /// Measure a stage.
     Bench {
         #[command(subcommand)]
         what: BenchCommand,
     },
+}
+
+#[derive(Args)]
+struct TrainArgs {
+    /// The tasks to train on (tasks.jsonl of a run).
+    #[arg(long)]
+    tasks: PathBuf,
+    /// Output directory (default: `train` beside the tasks file).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Start from a Hugging Face directory (config.json, tokenizer.json, *.safetensors);
+    /// default: the small randomly initialized model with a tokenizer trained on the tasks.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// GRPO steps.
+    #[arg(long, default_value_t = 50)]
+    steps: usize,
+    /// Stop once this many rollouts were graded.
+    #[arg(long)]
+    rollouts: Option<usize>,
+    /// Stop after this many seconds (warm-start included).
+    #[arg(long)]
+    time_budget: Option<f64>,
+    /// Samples per task (the group size G).
+    #[arg(long, default_value_t = 8)]
+    group: usize,
+    /// Tasks per step.
+    #[arg(long, default_value_t = 4)]
+    tasks_per_step: usize,
+    /// Most new tokens per sample.
+    #[arg(long, default_value_t = 96)]
+    max_new: usize,
+    #[arg(long, default_value_t = 1.0)]
+    temperature: f64,
+    /// Learning rate of the RL steps.
+    #[arg(long, default_value_t = 3e-4)]
+    lr: f64,
+    /// Supervised steps on the gold edits before RL.
+    #[arg(long, default_value_t = 0)]
+    warm_start: usize,
+    #[arg(long, default_value_t = 1e-3)]
+    warm_start_lr: f64,
+    /// How tasks are served: `curriculum` (learnability p(1−p) plus staleness) or `uniform`.
+    #[arg(long, default_value = "curriculum", value_parser = ["curriculum", "uniform"])]
+    sampling: String,
+    /// The pass rate the curriculum aims at.
+    #[arg(long, default_value_t = 0.5)]
+    target: f64,
+    /// Generate and verify multi-bug tasks while training runs.
+    #[arg(long)]
+    generate: bool,
+    /// Continue from OUT/checkpoint.
+    #[arg(long)]
+    resume: bool,
+    #[arg(long, default_value_t = 10)]
+    checkpoint_every: usize,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Vocabulary of the small model's tokenizer.
+    #[arg(long, default_value_t = 1024)]
+    vocab: usize,
+    /// Where rewards are graded: `local` (default) or `docker` (tasks that name an image).
+    #[arg(long, value_enum, default_value = "local")]
+    sandbox: SandboxChoice,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -300,6 +371,63 @@ fn dispatch(cli: Cli) -> Result<i32> {
                     img.id,
                     if img.built { "built" } else { "present" },
                     started.elapsed().as_secs_f64()
+                );
+            }
+            Ok(0)
+        }
+        Command::Train(a) => {
+            use swe_forge::train::trainer;
+            let out = a.out.clone().unwrap_or_else(|| {
+                a.tasks
+                    .parent()
+                    .map(|p| p.join("train"))
+                    .unwrap_or_else(|| PathBuf::from("train"))
+            });
+            let mut cfg = trainer::TrainConfig::new(a.tasks.clone(), out, cache);
+            cfg.model = a.model;
+            cfg.steps = a.steps;
+            cfg.rollout_budget = a.rollouts;
+            cfg.time_budget = a.time_budget.map(std::time::Duration::from_secs_f64);
+            cfg.group = a.group;
+            cfg.tasks_per_step = a.tasks_per_step;
+            cfg.max_new = a.max_new;
+            cfg.temperature = a.temperature;
+            cfg.lr = a.lr;
+            cfg.warm_start = a.warm_start;
+            cfg.warm_start_lr = a.warm_start_lr;
+            cfg.curriculum.sampling =
+                trainer::sampling_from_str(&a.sampling).expect("checked by clap");
+            cfg.target = a.target;
+            cfg.generate = a.generate;
+            cfg.resume = a.resume;
+            cfg.checkpoint_every = a.checkpoint_every;
+            cfg.seed = a.seed;
+            cfg.vocab_size = a.vocab;
+            cfg.reward.sandbox = a.sandbox;
+            cfg.progress = !a.json && !cli.quiet;
+            let summary = trainer::train(&cfg)
+                .with_context(|| format!("training on {}", cfg.tasks.display()))?;
+            if a.json {
+                println!("{}", serde_json::to_string(&summary)?);
+            } else {
+                let pct =
+                    |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{:.0}%", v * 100.0));
+                println!(
+                    "trained {} parameters on {} tasks: {} warm-start + {} GRPO steps, {} rollouts in {:.0} s; \
+                     pass rate {} (first quarter) → {} (last quarter); groups with signal {}; \
+                     {} multi-bug tasks generated\ncheckpoint {}\nmetrics {}",
+                    summary.parameters,
+                    summary.tasks,
+                    summary.warm_steps,
+                    summary.steps,
+                    summary.rollouts,
+                    summary.seconds,
+                    pct(summary.first_pass_rate),
+                    pct(summary.last_pass_rate),
+                    pct(summary.signal_share),
+                    summary.generated,
+                    summary.checkpoint.display(),
+                    summary.metrics.display()
                 );
             }
             Ok(0)

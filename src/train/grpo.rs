@@ -1,0 +1,171 @@
+//! GRPO: groups of sampled edits per task, advantages within the group, and the clipped
+//! token-level policy loss (no KL term).
+
+use super::policy::Policy;
+use super::TrainError;
+use candle_core::{DType, Tensor};
+
+/// The knobs of one GRPO update.
+#[derive(Clone, Debug)]
+pub struct GrpoConfig {
+    /// Lower clip of the probability ratio (1 − ε_low).
+    pub clip_low: f64,
+    /// Upper clip of the probability ratio (1 + ε_high; higher than the lower one so rare
+    /// good tokens can gain, as in DAPO).
+    pub clip_high: f64,
+}
+
+impl Default for GrpoConfig {
+    fn default() -> Self {
+        GrpoConfig {
+            clip_low: 0.2,
+            clip_high: 0.28,
+        }
+    }
+}
+
+/// One sampled completion and its verified reward.
+#[derive(Clone, Debug)]
+pub struct Rollout {
+    pub tokens: Vec<u32>,
+    pub reward: f32,
+}
+
+/// The G rollouts of one task, sampled from the same prompt.
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub task: usize,
+    pub prompt: Vec<u32>,
+    pub rollouts: Vec<Rollout>,
+}
+
+impl Group {
+    pub fn rewards(&self) -> Vec<f32> {
+        self.rollouts.iter().map(|r| r.reward).collect()
+    }
+
+    /// Whether the group can teach anything: its rewards are not all equal (otherwise every
+    /// advantage is zero).
+    pub fn has_signal(&self) -> bool {
+        has_signal(&self.rewards())
+    }
+}
+
+/// r − mean(r) within a group (no division by the standard deviation).
+pub fn advantages(rewards: &[f32]) -> Vec<f32> {
+    if rewards.is_empty() {
+        return Vec::new();
+    }
+    let mean = rewards.iter().sum::<f32>() / rewards.len() as f32;
+    rewards.iter().map(|r| r - mean).collect()
+}
+
+pub fn has_signal(rewards: &[f32]) -> bool {
+    rewards.windows(2).any(|w| (w[0] - w[1]).abs() > 1e-6)
+}
+
+/// Figures of one loss evaluation.
+#[derive(Clone, Debug, Default)]
+pub struct LossStats {
+    /// Completion tokens the loss averages over.
+    pub tokens: usize,
+    /// Fraction of those tokens whose ratio was clipped.
+    pub clipped: f32,
+}
+
+/// The GRPO loss over `groups`: −mean over every completion token of
+/// min(ρ·A, clip(ρ, 1−ε_low, 1+ε_high)·A), with ρ the ratio of the current to the old
+/// probability of the token and A its completion's advantage. `old` holds, per group, the
+/// log-probs the rollouts were scored with before this update ([n, L] like
+/// [`Policy::completion_logprobs`]); `None` uses the current ones, detached (a single update
+/// per batch, where ρ = 1 and the gradient is A·∇log p).
+pub fn loss(
+    policy: &Policy,
+    groups: &[Group],
+    old: Option<&[Tensor]>,
+    cfg: &GrpoConfig,
+) -> Result<(Tensor, LossStats), TrainError> {
+    let mut total: Option<Tensor> = None;
+    let mut tokens = 0usize;
+    let mut clipped = 0f32;
+    for (gi, g) in groups.iter().enumerate() {
+        let completions: Vec<Vec<u32>> = g.rollouts.iter().map(|r| r.tokens.clone()).collect();
+        if completions.iter().all(|c| c.is_empty()) {
+            continue;
+        }
+        let (logp, mask) = policy.completion_logprobs(&g.prompt, &completions)?;
+        let logp = logp.to_dtype(DType::F32)?;
+        let mask = mask.to_dtype(DType::F32)?;
+        let old_logp = match old {
+            Some(o) => o[gi].clone(),
+            None => logp.detach(),
+        };
+        let adv: Vec<f32> = advantages(&g.rewards());
+        let n = adv.len();
+        let adv = Tensor::from_vec(adv, (n, 1), logp.device())?;
+        let ratio = (&logp - &old_logp)?.exp()?;
+        let unclipped = ratio.broadcast_mul(&adv)?;
+        let bounded = ratio.clamp(1.0 - cfg.clip_low, 1.0 + cfg.clip_high)?;
+        let clipped_obj = bounded.broadcast_mul(&adv)?;
+        let obj = unclipped.minimum(&clipped_obj)?;
+        let masked = (obj * &mask)?.sum_all()?;
+        let count = mask.sum_all()?.to_scalar::<f32>()? as usize;
+        tokens += count;
+        let was_clipped = ratio
+            .ne(&bounded)?
+            .to_dtype(DType::F32)?
+            .mul(&mask)?
+            .sum_all()?
+            .to_scalar::<f32>()?;
+        clipped += was_clipped;
+        total = Some(match total {
+            None => masked,
+            Some(t) => (t + masked)?,
+        });
+    }
+    let Some(total) = total else {
+        return Err(TrainError::Input("no completion tokens to train on".into()));
+    };
+    let loss = (total.neg()? / tokens.max(1) as f64)?;
+    Ok((
+        loss,
+        LossStats {
+            tokens,
+            clipped: clipped / tokens.max(1) as f32,
+        },
+    ))
+}
+
+/// Old log-probs for several updates on the same batch: the current ones, detached.
+pub fn old_logprobs(policy: &Policy, groups: &[Group]) -> Result<Vec<Tensor>, TrainError> {
+    groups
+        .iter()
+        .map(|g| {
+            let completions: Vec<Vec<u32>> = g.rollouts.iter().map(|r| r.tokens.clone()).collect();
+            let (logp, _) = policy.completion_logprobs(&g.prompt, &completions)?;
+            Ok(logp.to_dtype(DType::F32)?.detach())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advantages_are_centred_within_the_group() {
+        let a = advantages(&[1.0, 0.0, 0.0, -1.0]);
+        assert_eq!(a, vec![1.0, 0.0, 0.0, -1.0]);
+        let a = advantages(&[1.0, 1.0, 0.0, 0.0]);
+        assert_eq!(a, vec![0.5, 0.5, -0.5, -0.5]);
+        assert!((a.iter().sum::<f32>()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn equal_rewards_carry_no_signal() {
+        assert!(!has_signal(&[1.0, 1.0, 1.0]));
+        assert!(!has_signal(&[-1.0; 4]));
+        assert!(has_signal(&[-1.0, 0.0, -1.0]));
+        assert!(!has_signal(&[]));
+    }
+}
