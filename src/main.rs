@@ -157,6 +157,9 @@ struct TrainArgs {
     /// Tasks per step.
     #[arg(long, default_value_t = 4)]
     tasks_per_step: usize,
+    /// Times a group whose rewards are all equal is replaced by another task, per slot.
+    #[arg(long, default_value_t = 2)]
+    max_refill: usize,
     /// Most new tokens per sample.
     #[arg(long, default_value_t = 96)]
     max_new: usize,
@@ -179,6 +182,9 @@ struct TrainArgs {
     /// Generate and verify multi-bug tasks while training runs.
     #[arg(long)]
     generate: bool,
+    /// Train on a deterministic sample of N of the tasks (chosen by --seed).
+    #[arg(long)]
+    limit_tasks: Option<usize>,
     /// Continue from OUT/checkpoint.
     #[arg(long)]
     resume: bool,
@@ -390,6 +396,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             cfg.time_budget = a.time_budget.map(std::time::Duration::from_secs_f64);
             cfg.group = a.group;
             cfg.tasks_per_step = a.tasks_per_step;
+            cfg.max_refill = a.max_refill;
             cfg.max_new = a.max_new;
             cfg.temperature = a.temperature;
             cfg.lr = a.lr;
@@ -399,6 +406,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 trainer::sampling_from_str(&a.sampling).expect("checked by clap");
             cfg.target = a.target;
             cfg.generate = a.generate;
+            cfg.limit_tasks = a.limit_tasks;
             cfg.resume = a.resume;
             cfg.checkpoint_every = a.checkpoint_every;
             cfg.seed = a.seed;

@@ -60,6 +60,8 @@ pub struct TrainConfig {
     pub reward: RewardConfig,
     /// Generate and verify multi-bug tasks while training runs.
     pub generate: bool,
+    /// Train on a deterministic sample of this many of the tasks (by `--seed`).
+    pub limit_tasks: Option<usize>,
     pub vocab_size: usize,
     pub progress: bool,
 }
@@ -97,6 +99,7 @@ impl TrainConfig {
             },
             reward,
             generate: false,
+            limit_tasks: None,
             vocab_size: 1024,
             progress: true,
         }
@@ -231,7 +234,18 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
     let checkpoint = out.join("checkpoint");
     let state_path = checkpoint.join("trainer.json");
     let metrics_path = out.join("metrics.jsonl");
-    let tasks = read_tasks(&cfg.tasks)?;
+    let mut tasks = read_tasks(&cfg.tasks)?;
+    if let Some(n) = cfg.limit_tasks {
+        let keys: Vec<String> = tasks.iter().map(|t| t.instance_id.clone()).collect();
+        let keep: std::collections::BTreeSet<usize> =
+            crate::audit::sample(&keys, n, cfg.seed).into_iter().collect();
+        tasks = tasks
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| keep.contains(i))
+            .map(|(_, t)| t)
+            .collect();
+    }
     if tasks.is_empty() {
         return Err(TrainLoopError::Input(format!(
             "{}: no tasks to train on",
