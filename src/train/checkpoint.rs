@@ -237,7 +237,7 @@ mod tests {
         let varmap = Qwen2::init_varmap(&cfg, 5, &Device::Cpu).unwrap();
         varmap.data().lock().unwrap().remove("model.norm.weight");
         save_weights(&varmap, &path).unwrap();
-        let err = load_varmap(&cfg, &[path.clone()], &Device::Cpu)
+        let err = load_varmap(&cfg, std::slice::from_ref(&path), &Device::Cpu)
             .err()
             .unwrap()
             .to_string();

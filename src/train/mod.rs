@@ -6,7 +6,8 @@
 //! - [`tokenizer`]: `tokenizer.json` loading and the project's own byte-level BPE;
 //! - [`checkpoint`]: the Hugging Face directory layout (config, tokenizer, safetensors shards);
 //! - [`policy`]: [`Policy`], the API the training loop calls (sample, log-probs, losses);
-//! - [`optim`]: AdamW with global gradient-norm clipping.
+//! - [`optim`]: AdamW with global gradient-norm clipping;
+//! - [`bench`]: forward + backward throughput.
 //!
 //! - [`episode`]: prompts from a task, the SEARCH/REPLACE edit format, gold edits;
 //! - [`reward`]: verified rewards in the sandbox, cached in `rewards.db`;
@@ -15,7 +16,13 @@
 //!
 //! Weights are `f32` variables on every device; on CUDA (cargo feature `cuda`) the forward pass
 //! computes in `bf16` with norms, softmax and log-probs in `f32`.
+//!
+//! Threads: candle's CPU kernels run on its own pool, `CANDLE_NUM_THREADS` threads (default:
+//! the physical cores), whose workers spin at a barrier between ops; on cores shared with other
+//! work that spinning can make a step several times slower than one thread, so set the variable
+//! (before the first tensor op) when the cores are not yours alone.
 
+pub mod bench;
 pub mod checkpoint;
 pub mod config;
 pub mod episode;

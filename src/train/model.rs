@@ -548,6 +548,50 @@ mod tests {
         }
     }
 
+    // The bf16 compute path (what CUDA uses) stays within bf16 precision of f32, and the f32
+    // weights still all receive gradients through the casts.
+    #[test]
+    fn bf16_compute_close_to_f32_with_gradients() {
+        let cfg = tiny_config(true);
+        let varmap = Qwen2::init_varmap(&cfg, 9, &Device::Cpu).unwrap();
+        let dev = Device::Cpu;
+        let vb = VarBuilder::from_varmap(&varmap, DType::F32, &dev);
+        let f32_model = Qwen2::new(&cfg, vb.clone(), DType::F32).unwrap();
+        let bf16_model = Qwen2::new(&cfg, vb, DType::BF16).unwrap();
+        let ids: Vec<u32> = (0..10u32).map(|i| (i * 13 + 1) % 97).collect();
+        let ids = Tensor::new(ids.as_slice(), &dev)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap();
+        let a = f32_model.forward(&ids, None).unwrap();
+        let b = bf16_model.forward(&ids, None).unwrap();
+        assert_eq!(b.dtype(), DType::F32, "logits come back as f32");
+        let d = max_abs_diff(&a, &b);
+        let scale = a
+            .abs()
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .max(0)
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        assert!(
+            d < 0.05 * scale.max(1e-3),
+            "bf16 differs by {d} (scale {scale})"
+        );
+        let loss = b.sqr().unwrap().mean_all().unwrap();
+        let grads = loss.backward().unwrap();
+        for var in varmap.all_vars() {
+            let g = grads
+                .get(var.as_tensor())
+                .expect("a gradient for every weight");
+            assert_eq!(g.dtype(), DType::F32);
+            let mass: f32 = g.abs().unwrap().sum_all().unwrap().to_scalar().unwrap();
+            assert!(mass > 0.0);
+        }
+    }
+
     // Decoding one token at a time through the cache gives the full forward's logits.
     #[test]
     fn cached_decoding_matches_full_forward() {

@@ -229,12 +229,11 @@ impl Policy {
         }
         let mut cache = KvCache::new(&self.config);
         let ids = Tensor::new(prompt, &self.device)?.unsqueeze(0)?;
-        let logits = self.model.forward(&ids, Some(&mut cache))?;
-        let last = logits
-            .narrow(1, prompt.len() - 1, 1)?
-            .squeeze(1)?
-            .squeeze(0)?;
-        let first: Vec<f32> = last.to_vec1()?;
+        let hidden = self.model.hidden_states(&ids, Some(&mut cache))?;
+        // Only the last position's logits are needed (a long prompt times a large vocabulary
+        // would not fit in memory otherwise).
+        let last = hidden.narrow(1, prompt.len() - 1, 1)?;
+        let first: Vec<f32> = self.model.logits(&last)?.flatten_all()?.to_vec1()?;
         let mut rows: Vec<Vec<f32>> = vec![first; n];
         let mut cache = if n > 1 { cache.repeat_batch(n)? } else { cache };
         for step in 0..max_new {
