@@ -198,6 +198,10 @@ struct TrainArgs {
     /// Where rewards are graded: `local` (default) or `docker` (tasks that name an image).
     #[arg(long, value_enum, default_value = "local")]
     sandbox: SandboxChoice,
+    /// Threads for the tensor library (CANDLE_NUM_THREADS when set wins). Its CPU pool spins
+    /// between operations, so on a small shared machine one thread is the fastest.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -383,6 +387,10 @@ fn dispatch(cli: Cli) -> Result<i32> {
         }
         Command::Train(a) => {
             use swe_forge::train::trainer;
+            // Read once, before the first tensor operation.
+            if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
+                std::env::set_var("CANDLE_NUM_THREADS", a.threads.max(1).to_string());
+            }
             let out = a.out.clone().unwrap_or_else(|| {
                 a.tasks
                     .parent()
