@@ -185,6 +185,13 @@ struct TrainArgs {
     /// Train on a deterministic sample of N of the tasks (chosen by --seed).
     #[arg(long)]
     limit_tasks: Option<usize>,
+    /// Every N GRPO steps (and before the first, after the last) measure the pass rate over
+    /// every training task (`eval` lines in metrics.jsonl); 0: never.
+    #[arg(long, default_value_t = 0)]
+    eval_every: usize,
+    /// Samples per task in an evaluation.
+    #[arg(long, default_value_t = 4)]
+    eval_samples: usize,
     /// Continue from OUT/checkpoint.
     #[arg(long)]
     resume: bool,
@@ -415,6 +422,8 @@ fn dispatch(cli: Cli) -> Result<i32> {
             cfg.target = a.target;
             cfg.generate = a.generate;
             cfg.limit_tasks = a.limit_tasks;
+            cfg.eval_every = a.eval_every;
+            cfg.eval_samples = a.eval_samples;
             cfg.resume = a.resume;
             cfg.checkpoint_every = a.checkpoint_every;
             cfg.seed = a.seed;
@@ -431,7 +440,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 println!(
                     "trained {} parameters on {} tasks: {} warm-start + {} GRPO steps, {} rollouts in {:.0} s; \
                      pass rate {} (first quarter) → {} (last quarter); groups with signal {}; \
-                     {} multi-bug tasks generated\ncheckpoint {}\nmetrics {}",
+                     {} multi-bug tasks generated{}\ncheckpoint {}\nmetrics {}",
                     summary.parameters,
                     summary.tasks,
                     summary.warm_steps,
@@ -442,6 +451,19 @@ fn dispatch(cli: Cli) -> Result<i32> {
                     pct(summary.last_pass_rate),
                     pct(summary.signal_share),
                     summary.generated,
+                    if summary.evals.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; pass rate over all training tasks by step: {}",
+                            summary
+                                .evals
+                                .iter()
+                                .map(|(s, p)| format!("{s}: {:.0}%", p * 100.0))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    },
                     summary.checkpoint.display(),
                     summary.metrics.display()
                 );

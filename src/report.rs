@@ -247,7 +247,7 @@ fn training(out: &Path, warnings: &mut Vec<String>) -> Result<Option<Training>, 
         return Ok(None);
     }
     let points: Vec<TrainPoint> = read_jsonl(&path, warnings)?;
-    let rl: Vec<&TrainPoint> = points.iter().filter(|p| p.phase != "sft").collect();
+    let rl: Vec<&TrainPoint> = points.iter().filter(|p| p.phase == "grpo").collect();
     let quarter = (rl.len() / 4).max(1);
     let rate = |ps: &[&TrainPoint]| -> Option<f64> {
         let (mut passed, mut n) = (0.0, 0usize);
@@ -860,15 +860,17 @@ fn yield_chart(id: &str, title: &str, axis: &str, rows: &[Yield]) -> String {
 
 /// The charts of the page, by name, as SVG markup.
 fn training_charts(t: &Training, m: &mut BTreeMap<&'static str, String>) {
-    let series = |name: &str, f: &dyn Fn(&TrainPoint) -> Option<f64>, phase_rl: bool| svg::Series {
-        name: name.to_string(),
-        points: t
-            .points
-            .iter()
-            .filter(|p| !phase_rl || p.phase != "sft")
-            .filter_map(|p| f(p).map(|v| (p.step as f64, v)))
-            .collect(),
-    };
+    let series =
+        |name: &str, f: &dyn Fn(&TrainPoint) -> Option<f64>, phase: Option<&str>| svg::Series {
+            name: name.to_string(),
+            points: t
+                .points
+                .iter()
+                .filter(|p| phase.is_none_or(|ph| p.phase == ph))
+                .filter_map(|p| f(p).map(|v| (p.step as f64, v)))
+                .collect(),
+        };
+    let rl = Some("grpo");
     m.insert(
         "train_rates",
         svg::line_chart(&svg::LineChart {
@@ -877,10 +879,11 @@ fn training_charts(t: &Training, m: &mut BTreeMap<&'static str, String>) {
             x_axis: "step",
             y_axis: "rate / reward",
             series: vec![
-                series("pass rate", &|p| p.pass_rate, true),
-                series("mean reward", &|p| p.reward_mean, true),
-                series("groups with signal", &|p| p.signal_share, true),
-                series("harder tasks served", &|p| p.harder_share, true),
+                series("pass rate (served)", &|p| p.pass_rate, rl),
+                series("pass rate (all tasks)", &|p| p.pass_rate, Some("eval")),
+                series("mean reward", &|p| p.reward_mean, rl),
+                series("groups with signal", &|p| p.signal_share, rl),
+                series("harder tasks served", &|p| p.harder_share, rl),
             ],
             y_range: Some((-1.0, 1.0)),
         }),
@@ -893,16 +896,8 @@ fn training_charts(t: &Training, m: &mut BTreeMap<&'static str, String>) {
             x_axis: "step",
             y_axis: "loss",
             series: vec![
-                series(
-                    "warm-start loss",
-                    &|p| (p.phase == "sft").then_some(p.loss).flatten(),
-                    false,
-                ),
-                series(
-                    "GRPO loss",
-                    &|p| (p.phase != "sft").then_some(p.loss).flatten(),
-                    false,
-                ),
+                series("warm-start loss", &|p| p.loss, Some("sft")),
+                series("GRPO loss", &|p| p.loss, rl),
             ],
             y_range: None,
         }),

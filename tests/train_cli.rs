@@ -90,7 +90,11 @@ fn train_then_resume_then_report() {
     assert!(train_dir.join("rewards.db").is_file());
 
     // --resume: the warm-start is done, GRPO goes on from step 2 to 3.
-    train(&tasks, &train_dir, &["--steps", "3", "--warm-start", "2", "--resume"]);
+    train(
+        &tasks,
+        &train_dir,
+        &["--steps", "3", "--warm-start", "2", "--resume"],
+    );
     let m = metrics(&train_dir);
     assert_eq!(m.len(), 5, "{m:?}");
     assert_eq!(m[4]["phase"], "grpo");
@@ -104,8 +108,8 @@ fn train_then_resume_then_report() {
     assert!(html.contains("id=\"chart-train-rates\""));
     assert_eq!(
         html.matches("class=\"series\"").count(),
-        6,
-        "4 rate series and 2 loss series"
+        7,
+        "5 rate series and 2 loss series"
     );
 }
 

@@ -62,6 +62,10 @@ pub struct TrainConfig {
     pub generate: bool,
     /// Train on a deterministic sample of this many of the tasks (by `--seed`).
     pub limit_tasks: Option<usize>,
+    /// Evaluate every this many GRPO steps (and before the first and after the last): the
+    /// pass rate over every training task, `eval_samples` samples each (0: never).
+    pub eval_every: usize,
+    pub eval_samples: usize,
     pub vocab_size: usize,
     pub progress: bool,
 }
@@ -100,6 +104,8 @@ impl TrainConfig {
             reward,
             generate: false,
             limit_tasks: None,
+            eval_every: 0,
+            eval_samples: 4,
             vocab_size: 1024,
             progress: true,
         }
@@ -193,6 +199,8 @@ pub struct TrainSummary {
     /// Pass rate over the first and the last quarter of this run's GRPO rollouts.
     pub first_pass_rate: Option<f64>,
     pub last_pass_rate: Option<f64>,
+    /// Evaluations over every training task: (GRPO step, pass rate).
+    pub evals: Vec<(usize, f64)>,
     pub mean_reward: Option<f64>,
     /// Share of groups with a learning signal.
     pub signal_share: Option<f64>,
@@ -237,8 +245,9 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
     let mut tasks = read_tasks(&cfg.tasks)?;
     if let Some(n) = cfg.limit_tasks {
         let keys: Vec<String> = tasks.iter().map(|t| t.instance_id.clone()).collect();
-        let keep: std::collections::BTreeSet<usize> =
-            crate::audit::sample(&keys, n, cfg.seed).into_iter().collect();
+        let keep: std::collections::BTreeSet<usize> = crate::audit::sample(&keys, n, cfg.seed)
+            .into_iter()
+            .collect();
         tasks = tasks
             .into_iter()
             .enumerate()
@@ -452,6 +461,58 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
     let mut run_points: Vec<(usize, usize, f64)> = Vec::new(); // (rollouts, passed, reward sum)
     let mut groups_seen = 0usize;
     let mut groups_signal = 0usize;
+    let mut evals: Vec<(usize, f64)> = Vec::new();
+    let mut eval_rng = StdRng::seed_from_u64(cfg.seed ^ 0xe7a1);
+    let mut evaluate = |step: usize,
+                        policy: &Policy,
+                        env: &mut RewardEnv,
+                        episodes: &[Episode],
+                        metrics: &mut std::fs::File|
+     -> Result<(), TrainLoopError> {
+        if cfg.eval_every == 0 || cfg.eval_samples == 0 {
+            return Ok(());
+        }
+        let t = Instant::now();
+        let mut m = Metrics {
+            step,
+            phase: "eval".into(),
+            tasks: episodes.len(),
+            ..Default::default()
+        };
+        let (mut passed, mut sum) = (0usize, 0f64);
+        for e in episodes {
+            let samples = policy.sample(
+                &e.prompt,
+                cfg.eval_samples,
+                cfg.max_new,
+                cfg.temperature,
+                &mut eval_rng,
+            )?;
+            let edits = decode_edits(policy, &samples)?;
+            for r in env.reward_many(&e.task, &edits)? {
+                if matches!(r.outcome, Outcome::Environment(_)) {
+                    continue;
+                }
+                *m.outcomes
+                    .entry(r.outcome.as_str().to_string())
+                    .or_default() += 1;
+                m.rollouts += 1;
+                m.cached += usize::from(r.cached);
+                passed += usize::from(r.value >= 1.0);
+                sum += r.value as f64;
+            }
+        }
+        if m.rollouts > 0 {
+            m.pass_rate = Some(passed as f64 / m.rollouts as f64);
+            m.reward_mean = Some(sum / m.rollouts as f64);
+            evals.push((step, passed as f64 / m.rollouts as f64));
+        }
+        m.seconds = t.elapsed().as_secs_f64();
+        write_metrics(metrics, &metrics_path, &m)
+    };
+    if state.steps_done < cfg.steps {
+        evaluate(state.steps_done, &policy, &mut env, &episodes, &mut metrics)?;
+    }
     while state.steps_done < cfg.steps && budget_left(&state) && !out_of_time() {
         // New tasks from the generator join the pool.
         let mut added = false;
@@ -594,12 +655,19 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
             state.rollouts_total
         ));
         pb.inc(1);
+        if cfg.eval_every > 0 && state.steps_done % cfg.eval_every == 0 {
+            evaluate(state.steps_done, &policy, &mut env, &episodes, &mut metrics)?;
+        }
         if cfg.checkpoint_every > 0 && state.steps_done % cfg.checkpoint_every == 0 {
             state.curriculum = curriculum.clone();
             save_checkpoint(&policy, &state, &checkpoint)?;
         }
     }
     pb.finish_and_clear();
+    if cfg.eval_every > 0 && state.steps_done > first_step && state.steps_done % cfg.eval_every != 0
+    {
+        evaluate(state.steps_done, &policy, &mut env, &episodes, &mut metrics)?;
+    }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     if let Some(h) = generator {
         let _ = h.join();
@@ -629,12 +697,29 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
         seconds: started.elapsed().as_secs_f64(),
         first_pass_rate: rate(&run_points[..quarter.min(run_points.len())]),
         last_pass_rate: rate(&run_points[run_points.len().saturating_sub(quarter)..]),
+        evals,
         mean_reward: (n > 0).then(|| run_points.iter().map(|p| p.2).sum::<f64>() / n as f64),
         signal_share: (groups_seen > 0).then(|| groups_signal as f64 / groups_seen as f64),
         generated: state.generated.len(),
         checkpoint,
         metrics: metrics_path,
     })
+}
+
+/// The samples' texts, end-of-sequence tokens left out.
+fn decode_edits(policy: &Policy, samples: &[super::Sample]) -> Result<Vec<String>, TrainError> {
+    samples
+        .iter()
+        .map(|s| {
+            let body: Vec<u32> = s
+                .tokens
+                .iter()
+                .copied()
+                .filter(|t| !policy.eos_ids().contains(t))
+                .collect();
+            policy.decode(&body)
+        })
+        .collect()
 }
 
 /// The prompt text and the gold edit text of a task.
