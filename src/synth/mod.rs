@@ -762,13 +762,8 @@ fn scenario_search(
         "seconds": SEARCH_SECONDS,
         "max_examples": 600,
     });
-    let limit = timeout.max(Duration::from_secs(SEARCH_SECONDS * 3));
-    let bytes = match run_on_buggy(worker, setup, cand, "search", request, limit)? {
-        Ok(b) => b,
-        Err(why) => {
-            search.search_error = Some(why);
-            return Ok(());
-        }
+    let Some(bytes) = run_search(worker, setup, cand, request, timeout, search)? else {
+        return Ok(());
     };
     #[derive(Deserialize)]
     struct Varied {
@@ -945,6 +940,26 @@ fn run_on_buggy(
     }))
 }
 
+/// [`run_on_buggy`] with search.py, given the larger of `timeout` and three times the search's
+/// own budget; `None` (the reason in `search.search_error`) when it wrote nothing.
+fn run_search(
+    worker: &mut dyn Worker,
+    setup: &SynthSetup,
+    cand: &Candidate,
+    request: serde_json::Value,
+    timeout: Duration,
+    search: &mut Search,
+) -> Result<Option<Vec<u8>>, SynthError> {
+    let limit = timeout.max(Duration::from_secs(SEARCH_SECONDS * 3));
+    match run_on_buggy(worker, setup, cand, "search", request, limit)? {
+        Ok(b) => Ok(Some(b)),
+        Err(why) => {
+            search.search_error = Some(why);
+            Ok(None)
+        }
+    }
+}
+
 /// Replay proposed inputs on the clean and the buggy tree like recorded calls; keep the
 /// assertable differences (up to [`MAX_ASSERTS`] in all).
 fn replay_proposals(
@@ -1030,13 +1045,8 @@ fn generated(
         "seconds": SEARCH_SECONDS,
         "max_examples": 1000,
     });
-    let limit = timeout.max(Duration::from_secs(SEARCH_SECONDS * 3));
-    let bytes = match run_on_buggy(worker, setup, cand, "search", request, limit)? {
-        Ok(b) => b,
-        Err(why) => {
-            search.search_error = Some(why);
-            return Ok(());
-        }
+    let Some(bytes) = run_search(worker, setup, cand, request, timeout, search)? else {
+        return Ok(());
     };
     #[derive(Deserialize)]
     struct Found {
