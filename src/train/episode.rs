@@ -774,6 +774,7 @@ pub(crate) mod tests {
                 },
                 tool_version: "0.1.0".into(),
                 issue_style: "report".into(),
+                issue_rewrite: Default::default(),
             },
         }
     }

@@ -161,6 +161,54 @@ mod tests {
         assert!((a.iter().sum::<f32>()).abs() < 1e-6);
     }
 
+    /// The loss pushes probability towards the rewarded completion and away from the other.
+    #[test]
+    fn a_grpo_step_favours_the_rewarded_completion() {
+        use crate::train::{tokenizer, Optimizer, OptimizerConfig};
+        let corpus = ["fix the bug in total()", "return a + b", "return a - b"];
+        let tok = tokenizer::train_bpe(corpus.iter(), 300).unwrap();
+        let policy = Policy::small(7, tok, &candle_core::Device::Cpu).unwrap();
+        let prompt = policy.encode("fix the bug in total()").unwrap();
+        let good = policy.encode("return a + b").unwrap();
+        let bad = policy.encode("return a - b").unwrap();
+        let logp = |c: &Vec<u32>| -> f32 {
+            let (l, _) = policy.completion_logprobs(&prompt, &[c.clone()]).unwrap();
+            l.sum_all().unwrap().to_scalar::<f32>().unwrap()
+        };
+        let (good0, bad0) = (logp(&good), logp(&bad));
+        let group = Group {
+            task: 0,
+            prompt: prompt.clone(),
+            rollouts: vec![
+                Rollout {
+                    tokens: good.clone(),
+                    reward: 1.0,
+                },
+                Rollout {
+                    tokens: bad.clone(),
+                    reward: -1.0,
+                },
+            ],
+        };
+        let mut opt = Optimizer::new(
+            policy.trainable_vars(),
+            &OptimizerConfig {
+                lr: 1e-3,
+                ..OptimizerConfig::default()
+            },
+        )
+        .unwrap();
+        for _ in 0..5 {
+            let (loss, stats) =
+                loss(&policy, std::slice::from_ref(&group), None, &GrpoConfig::default()).unwrap();
+            assert_eq!(stats.tokens, good.len() + bad.len());
+            opt.step(&loss).unwrap();
+        }
+        let (good1, bad1) = (logp(&good), logp(&bad));
+        assert!(good1 > good0, "log p(good) {good0} -> {good1}");
+        assert!(bad1 < bad0, "log p(bad) {bad0} -> {bad1}");
+    }
+
     #[test]
     fn equal_rewards_carry_no_signal() {
         assert!(!has_signal(&[1.0, 1.0, 1.0]));
