@@ -662,7 +662,7 @@ impl Environments {
         };
         if docker.is_none() {
             tracing::warn!(
-                "auditing with the local sandbox: tests run on this host without isolation"
+                "local sandbox: tests run on this host without isolation"
             );
         }
         Ok(Environments {
