@@ -661,9 +661,7 @@ impl Environments {
             }
         };
         if docker.is_none() {
-            tracing::warn!(
-                "local sandbox: tests run on this host without isolation"
-            );
+            tracing::warn!("local sandbox: tests run on this host without isolation");
         }
         Ok(Environments {
             cfg: cfg.clone(),

@@ -192,6 +192,9 @@ struct TrainArgs {
     /// Samples per task in an evaluation.
     #[arg(long, default_value_t = 4)]
     eval_samples: usize,
+    /// The same evaluation every N warm-start steps (`eval-sft` lines); 0: never.
+    #[arg(long, default_value_t = 0)]
+    warm_eval_every: usize,
     /// Continue from OUT/checkpoint.
     #[arg(long)]
     resume: bool,
@@ -424,6 +427,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             cfg.limit_tasks = a.limit_tasks;
             cfg.eval_every = a.eval_every;
             cfg.eval_samples = a.eval_samples;
+            cfg.warm_eval_every = a.warm_eval_every;
             cfg.resume = a.resume;
             cfg.checkpoint_every = a.checkpoint_every;
             cfg.seed = a.seed;

@@ -199,8 +199,13 @@ mod tests {
         )
         .unwrap();
         for _ in 0..5 {
-            let (loss, stats) =
-                loss(&policy, std::slice::from_ref(&group), None, &GrpoConfig::default()).unwrap();
+            let (loss, stats) = loss(
+                &policy,
+                std::slice::from_ref(&group),
+                None,
+                &GrpoConfig::default(),
+            )
+            .unwrap();
             assert_eq!(stats.tokens, good.len() + bad.len());
             opt.step(&loss).unwrap();
         }

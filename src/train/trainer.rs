@@ -66,6 +66,8 @@ pub struct TrainConfig {
     /// pass rate over every training task, `eval_samples` samples each (0: never).
     pub eval_every: usize,
     pub eval_samples: usize,
+    /// The same every this many warm-start steps (`eval-sft` lines; 0: never).
+    pub warm_eval_every: usize,
     pub vocab_size: usize,
     pub progress: bool,
 }
@@ -106,6 +108,7 @@ impl TrainConfig {
             limit_tasks: None,
             eval_every: 0,
             eval_samples: 4,
+            warm_eval_every: 0,
             vocab_size: 1024,
             progress: true,
         }
@@ -356,6 +359,58 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
         "training"
     );
 
+    let mut evals: Vec<(usize, f64)> = Vec::new();
+    let mut eval_rng = StdRng::seed_from_u64(cfg.seed ^ 0xe7a1);
+    let mut evaluate = |step: usize,
+                        phase: &str,
+                        policy: &Policy,
+                        env: &mut RewardEnv,
+                        episodes: &[Episode],
+                        metrics: &mut std::fs::File|
+     -> Result<(), TrainLoopError> {
+        if cfg.eval_samples == 0 {
+            return Ok(());
+        }
+        let t = Instant::now();
+        let mut m = Metrics {
+            step,
+            phase: phase.into(),
+            tasks: episodes.len(),
+            ..Default::default()
+        };
+        let (mut passed, mut sum) = (0usize, 0f64);
+        for e in episodes {
+            let samples = policy.sample(
+                &e.prompt,
+                cfg.eval_samples,
+                cfg.max_new,
+                cfg.temperature,
+                &mut eval_rng,
+            )?;
+            let edits = decode_edits(policy, &samples)?;
+            for r in env.reward_many(&e.task, &edits)? {
+                if matches!(r.outcome, Outcome::Environment(_)) {
+                    continue;
+                }
+                *m.outcomes
+                    .entry(r.outcome.as_str().to_string())
+                    .or_default() += 1;
+                m.rollouts += 1;
+                m.cached += usize::from(r.cached);
+                passed += usize::from(r.value >= 1.0);
+                sum += r.value as f64;
+            }
+        }
+        if m.rollouts > 0 {
+            m.pass_rate = Some(passed as f64 / m.rollouts as f64);
+            m.reward_mean = Some(sum / m.rollouts as f64);
+            if phase == "eval" {
+                evals.push((step, passed as f64 / m.rollouts as f64));
+            }
+        }
+        m.seconds = t.elapsed().as_secs_f64();
+        write_metrics(metrics, &metrics_path, &m)
+    };
     // Warm-start: supervised steps on the gold edits.
     if state.warm_steps_done < cfg.warm_start {
         let mut opt = super::Optimizer::new(
@@ -409,6 +464,18 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
             )?;
             pb.set_message(format!("loss {loss_value:.3}"));
             pb.inc(1);
+            if cfg.warm_eval_every > 0 && state.warm_steps_done % cfg.warm_eval_every == 0 {
+                pb.suspend(|| {
+                    evaluate(
+                        state.warm_steps_done,
+                        "eval-sft",
+                        &policy,
+                        &mut env,
+                        &episodes,
+                        &mut metrics,
+                    )
+                })?;
+            }
         }
         pb.finish_and_clear();
         state.curriculum = curriculum.clone();
@@ -461,57 +528,15 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
     let mut run_points: Vec<(usize, usize, f64)> = Vec::new(); // (rollouts, passed, reward sum)
     let mut groups_seen = 0usize;
     let mut groups_signal = 0usize;
-    let mut evals: Vec<(usize, f64)> = Vec::new();
-    let mut eval_rng = StdRng::seed_from_u64(cfg.seed ^ 0xe7a1);
-    let mut evaluate = |step: usize,
-                        policy: &Policy,
-                        env: &mut RewardEnv,
-                        episodes: &[Episode],
-                        metrics: &mut std::fs::File|
-     -> Result<(), TrainLoopError> {
-        if cfg.eval_every == 0 || cfg.eval_samples == 0 {
-            return Ok(());
-        }
-        let t = Instant::now();
-        let mut m = Metrics {
-            step,
-            phase: "eval".into(),
-            tasks: episodes.len(),
-            ..Default::default()
-        };
-        let (mut passed, mut sum) = (0usize, 0f64);
-        for e in episodes {
-            let samples = policy.sample(
-                &e.prompt,
-                cfg.eval_samples,
-                cfg.max_new,
-                cfg.temperature,
-                &mut eval_rng,
-            )?;
-            let edits = decode_edits(policy, &samples)?;
-            for r in env.reward_many(&e.task, &edits)? {
-                if matches!(r.outcome, Outcome::Environment(_)) {
-                    continue;
-                }
-                *m.outcomes
-                    .entry(r.outcome.as_str().to_string())
-                    .or_default() += 1;
-                m.rollouts += 1;
-                m.cached += usize::from(r.cached);
-                passed += usize::from(r.value >= 1.0);
-                sum += r.value as f64;
-            }
-        }
-        if m.rollouts > 0 {
-            m.pass_rate = Some(passed as f64 / m.rollouts as f64);
-            m.reward_mean = Some(sum / m.rollouts as f64);
-            evals.push((step, passed as f64 / m.rollouts as f64));
-        }
-        m.seconds = t.elapsed().as_secs_f64();
-        write_metrics(metrics, &metrics_path, &m)
-    };
-    if state.steps_done < cfg.steps {
-        evaluate(state.steps_done, &policy, &mut env, &episodes, &mut metrics)?;
+    if state.steps_done < cfg.steps && cfg.eval_every > 0 {
+        evaluate(
+            state.steps_done,
+            "eval",
+            &policy,
+            &mut env,
+            &episodes,
+            &mut metrics,
+        )?;
     }
     while state.steps_done < cfg.steps && budget_left(&state) && !out_of_time() {
         // New tasks from the generator join the pool.
@@ -656,7 +681,14 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
         ));
         pb.inc(1);
         if cfg.eval_every > 0 && state.steps_done % cfg.eval_every == 0 {
-            evaluate(state.steps_done, &policy, &mut env, &episodes, &mut metrics)?;
+            evaluate(
+                state.steps_done,
+                "eval",
+                &policy,
+                &mut env,
+                &episodes,
+                &mut metrics,
+            )?;
         }
         if cfg.checkpoint_every > 0 && state.steps_done % cfg.checkpoint_every == 0 {
             state.curriculum = curriculum.clone();
@@ -666,7 +698,14 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
     pb.finish_and_clear();
     if cfg.eval_every > 0 && state.steps_done > first_step && state.steps_done % cfg.eval_every != 0
     {
-        evaluate(state.steps_done, &policy, &mut env, &episodes, &mut metrics)?;
+        evaluate(
+            state.steps_done,
+            "eval",
+            &policy,
+            &mut env,
+            &episodes,
+            &mut metrics,
+        )?;
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     if let Some(h) = generator {
