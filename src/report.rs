@@ -209,6 +209,8 @@ pub struct Report {
 pub struct Training {
     pub metrics: String,
     pub points: Vec<TrainPoint>,
+    /// Warm-start and GRPO steps (evaluation lines not counted).
+    pub steps: usize,
     /// Verified rollouts in all.
     pub rollouts: usize,
     /// Pass rate over the first and the last quarter of the RL steps' rollouts.
@@ -262,6 +264,10 @@ fn training(out: &Path, warnings: &mut Vec<String>) -> Result<Option<Training>, 
     Ok(Some(Training {
         metrics: path.display().to_string(),
         rollouts: rl.iter().map(|p| p.rollouts).sum(),
+        steps: points
+            .iter()
+            .filter(|p| p.phase == "sft" || p.phase == "grpo")
+            .count(),
         first_pass_rate: rate(&rl[..quarter.min(rl.len())]),
         last_pass_rate: rate(&rl[rl.len().saturating_sub(quarter)..]),
         points,

@@ -526,7 +526,7 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
             name = escape(&s.name),
             pts = path.join(" "),
         );
-        let lx = left + 10.0 + 150.0 * i as f64;
+        let lx = 8.0 + 140.0 * i as f64;
         let ly = height - 10.0;
         let _ = write!(
             out,
@@ -534,7 +534,7 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
              <text x=\"{tx}\" y=\"{ly}\" {FONT}>{name}</text></g>",
             y0 = ly - 9.0,
             tx = lx + 14.0,
-            name = escape(&shorten(&s.name, 22)),
+            name = escape(&shorten(&s.name, 20)),
         );
     }
     out.push_str("</svg>");
