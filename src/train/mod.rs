@@ -12,7 +12,8 @@
 //! - [`episode`]: prompts from a task, the SEARCH/REPLACE edit format, gold edits;
 //! - [`reward`]: verified rewards in the sandbox, cached in `rewards.db`;
 //! - [`grpo`]: group advantages and the clipped policy loss;
-//! - [`trainer`]: the `train` loop (warm-start, GRPO, metrics, checkpoints, generation).
+//! - [`trainer`]: the `train` loop (warm-start, GRPO, metrics, checkpoints);
+//! - [`generator`]: multi-bug tasks generated and verified while training runs.
 //!
 //! Weights are `f32` variables on every device; on CUDA (cargo feature `cuda`) the forward pass
 //! computes in `bf16` with norms, softmax and log-probs in `f32`.
@@ -26,6 +27,7 @@ pub mod bench;
 pub mod checkpoint;
 pub mod config;
 pub mod episode;
+pub mod generator;
 pub mod grpo;
 pub mod model;
 pub mod optim;
