@@ -364,7 +364,7 @@ pub fn reaching_calls<'t>(
     let mut by_entry: BTreeMap<(bool, String), Vec<&TracedCall>> = BTreeMap::new();
     let mut reaching = 0;
     for call in &trace.calls {
-        if call.reaches.iter().any(|r| *r == target) {
+        if call.reaches.contains(&target) {
             reaching += 1;
             by_entry
                 .entry((
@@ -585,7 +585,7 @@ fn scenarios(
     let mut picked: Vec<&Scenario> = trace
         .scenarios
         .iter()
-        .filter(|s| s.reaches.iter().any(|r| *r == target))
+        .filter(|s| s.reaches.contains(&target))
         .collect();
     picked.sort_by_key(|s| (s.steps.len(), s.ctor_args.len()));
     picked.truncate(60);
@@ -1342,7 +1342,7 @@ pub fn render(found: &[Distinguishing], setup: &SynthSetup, cand: &Candidate) ->
     text.push_str(&repo_imports.join("\n"));
     text.push_str("\n\n");
     for b in &bodies {
-        text.push_str("\n");
+        text.push('\n');
         text.push_str(b);
         text.push('\n');
     }

@@ -172,7 +172,9 @@ mod tests {
         let good = policy.encode("return a + b").unwrap();
         let bad = policy.encode("return a - b").unwrap();
         let logp = |c: &Vec<u32>| -> f32 {
-            let (l, _) = policy.completion_logprobs(&prompt, &[c.clone()]).unwrap();
+            let (l, _) = policy
+                .completion_logprobs(&prompt, std::slice::from_ref(c))
+                .unwrap();
             l.sum_all().unwrap().to_scalar::<f32>().unwrap()
         };
         let (good0, bad0) = (logp(&good), logp(&bad));
