@@ -616,14 +616,18 @@ fn tests_detail(ids: &[String], of: usize, what: &str, run: &Run) -> String {
 /// The limits of one audit run: ten times the longest run the record's evidence shows, plus
 /// a minute, at most an hour.
 pub fn budget(task: &Task) -> RunBudget {
+    let longest = longest_recorded_run(task);
+    RunBudget::wall(Duration::from_secs_f64((longest * 10.0 + 60.0).min(3600.0)))
+}
+
+/// Seconds of the longest run in the record's verification evidence (0 when none).
+pub fn longest_recorded_run(task: &Task) -> f64 {
     let ev = &task.metadata.verification;
-    let longest = ev
-        .runs
+    ev.runs
         .iter()
         .map(|r| r.duration_s)
         .chain(ev.clean_runs.iter().map(|r| r.duration_s))
-        .fold(0.0_f64, f64::max);
-    RunBudget::wall(Duration::from_secs_f64((longest * 10.0 + 60.0).min(3600.0)))
+        .fold(0.0_f64, f64::max)
 }
 
 /// A prepared environment and its sandbox kind, or why none could be made.

@@ -102,18 +102,23 @@ pub fn nice_scale(max: f64) -> (f64, f64) {
 }
 
 fn open_svg(out: &mut String, chart: &Chart<'_>, height: f64) {
+    open_svg_titled(out, "chart", chart.id, chart.title, height);
+}
+
+/// `<svg class="{class}" id=…>` with its title element and the title drawn on top.
+fn open_svg_titled(out: &mut String, class: &str, id: &str, title: &str, height: f64) {
     let _ = write!(
         out,
-        "<svg class=\"chart\" id=\"{id}\" xmlns=\"http://www.w3.org/2000/svg\" \
+        "<svg class=\"{class}\" id=\"{id}\" xmlns=\"http://www.w3.org/2000/svg\" \
          viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" \
          aria-labelledby=\"{id}-title\"><title id=\"{id}-title\">{title}</title>\
          <text class=\"chart-title\" x=\"{cx}\" y=\"18\" text-anchor=\"middle\" {FONT} \
          font-weight=\"bold\">{title}</text>",
-        id = escape(chart.id),
+        id = escape(id),
         w = WIDTH,
         h = height,
         cx = WIDTH / 2.0,
-        title = escape(chart.title),
+        title = escape(title),
     );
 }
 
@@ -429,19 +434,7 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
     let plot_w = WIDTH - left - right;
     let plot_h = height - top - bottom;
     let mut out = String::new();
-    let _ = write!(
-        out,
-        "<svg class=\"chart line-chart\" id=\"{id}\" xmlns=\"http://www.w3.org/2000/svg\" \
-         viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" \
-         aria-labelledby=\"{id}-title\"><title id=\"{id}-title\">{title}</title>\
-         <text class=\"chart-title\" x=\"{cx}\" y=\"18\" text-anchor=\"middle\" {FONT} \
-         font-weight=\"bold\">{title}</text>",
-        id = escape(chart.id),
-        w = WIDTH,
-        h = height,
-        cx = WIDTH / 2.0,
-        title = escape(chart.title),
-    );
+    open_svg_titled(&mut out, "chart line-chart", chart.id, chart.title, height);
     let points: Vec<(f64, f64)> = chart
         .series
         .iter()

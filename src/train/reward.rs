@@ -652,13 +652,7 @@ fn grade_one(
 /// audit's wall-clock budget, plus a CPU-time limit per process (3 × the longest recorded run
 /// + 10 s), so that an edit that loops forever is stopped soon.
 fn run_budget(task: &Task) -> RunBudget {
-    let ev = &task.metadata.verification;
-    let longest = ev
-        .runs
-        .iter()
-        .map(|r| r.duration_s)
-        .chain(ev.clean_runs.iter().map(|r| r.duration_s))
-        .fold(0.0_f64, f64::max);
+    let longest = audit::longest_recorded_run(task);
     RunBudget {
         wall: audit::budget(task).wall,
         cpu: Some(Duration::from_secs_f64(longest * 3.0 + 10.0)),
