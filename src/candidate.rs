@@ -27,7 +27,7 @@ use crate::mutator::{Edit, Mutator, RuleSet};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{InputEdit, Node, Parser, Point, QueryCursor, Tree};
@@ -104,12 +104,17 @@ pub struct Enumeration {
 }
 
 /// How many candidates to keep, and the seed that decides which.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Budget {
     pub seed: u64,
     pub max_total: Option<usize>,
     pub max_per_function: Option<usize>,
     pub max_per_mutator: Option<usize>,
+    /// Relative weights of mutator categories (`boundary` → 2.0, …). Empty: every candidate
+    /// is equally likely. Otherwise a candidate is drawn with its category's weight, and
+    /// categories not named (or weighted 0) are left out.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub category_mix: BTreeMap<String, f64>,
 }
 
 /// Enumerate candidates in `files` (repository-relative, '/'-separated) under `root`, in
@@ -165,24 +170,43 @@ fn count_lines(bytes: &[u8]) -> usize {
 
 /// Deterministic sample: order candidates by blake3(seed ‖ candidate.hash), take greedily
 /// under the caps, return sorted by (file, byte_range, mutator).
+///
+/// With a category mix, the order is a weighted draw without replacement (each candidate's
+/// key is −ln(u)/w, u uniform from the same hash, w its category's weight; smallest first),
+/// so a category weighted twice as much fills about twice as many of the first places.
 pub fn sample(cands: Vec<Candidate>, budget: &Budget) -> Vec<Candidate> {
-    let mut keyed: Vec<([u8; 32], Candidate)> = cands
+    let weighted = !budget.category_mix.is_empty();
+    let mut keyed: Vec<(f64, [u8; 32], Candidate)> = cands
         .into_iter()
-        .map(|c| {
+        .filter_map(|c| {
             let mut h = blake3::Hasher::new();
             h.update(&budget.seed.to_le_bytes());
             h.update(c.hash.as_bytes());
-            (*h.finalize().as_bytes(), c)
+            let digest = *h.finalize().as_bytes();
+            let key = if weighted {
+                let w = budget.category_mix.get(&c.category).copied().unwrap_or(0.0);
+                if !(w > 0.0 && w.is_finite()) {
+                    return None;
+                }
+                // u in (0, 1] from the first 8 bytes of the hash.
+                let bits = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
+                let u = ((bits >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+                -u.ln() / w
+            } else {
+                0.0
+            };
+            Some((key, digest, c))
         })
         .collect();
     keyed.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| a.1.order_key().cmp(&b.1.order_key()))
+        a.0.total_cmp(&b.0)
+            .then_with(|| a.1.cmp(&b.1))
+            .then_with(|| a.2.order_key().cmp(&b.2.order_key()))
     });
     let mut per_function: HashMap<(String, String), usize> = HashMap::new();
     let mut per_mutator: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
-    for (_, c) in keyed {
+    for (_, _, c) in keyed {
         if budget.max_total.is_some_and(|m| out.len() >= m) {
             break;
         }
@@ -1524,6 +1548,7 @@ examples:
                 max_total: None,
                 max_per_function: Some(2),
                 max_per_mutator: Some(3),
+                ..Budget::default()
             },
         );
         let mut per_function: HashMap<(&str, &str), usize> = HashMap::new();
@@ -1535,6 +1560,55 @@ examples:
         assert!(per_function.values().all(|n| *n <= 2));
         assert!(per_mutator.values().all(|n| *n <= 3));
         assert_eq!(sample(all.clone(), &Budget::default()).len(), all.len());
+    }
+
+    /// A category mix skews the draw towards the heavier category and leaves out the
+    /// categories it does not name.
+    #[test]
+    fn a_category_mix_weights_the_draw() {
+        let all = many_candidates();
+        let mut by_cat: BTreeMap<&str, usize> = BTreeMap::new();
+        for c in &all {
+            *by_cat.entry(&c.category).or_default() += 1;
+        }
+        let mut big: Vec<(&str, usize)> = by_cat.into_iter().filter(|(_, n)| *n >= 10).collect();
+        big.sort_by(|a, b| b.1.cmp(&a.1));
+        assert!(
+            big.len() >= 2,
+            "the fixture has two categories of 10+ candidates: {big:?}"
+        );
+        let (heavy, light) = (big[1].0.to_string(), big[0].0.to_string());
+        let (mut n_heavy, mut n_light) = (0usize, 0usize);
+        for seed in 0..20 {
+            let budget = Budget {
+                seed,
+                max_total: Some(8),
+                category_mix: BTreeMap::from([(heavy.clone(), 9.0), (light.clone(), 1.0)]),
+                ..Budget::default()
+            };
+            let picked = sample(all.clone(), &budget);
+            assert_eq!(picked.len(), 8);
+            for c in &picked {
+                assert!(c.category == heavy || c.category == light, "{}", c.category);
+                n_heavy += usize::from(c.category == heavy);
+                n_light += usize::from(c.category == light);
+            }
+        }
+        assert!(
+            n_heavy as f64 / (n_heavy + n_light) as f64 > 0.7,
+            "{heavy} (weight 9): {n_heavy}, {light} (weight 1): {n_light}"
+        );
+        // Weight 0 leaves a category out entirely.
+        let only = sample(
+            all.clone(),
+            &Budget {
+                seed: 3,
+                category_mix: BTreeMap::from([(heavy.clone(), 1.0), (light.clone(), 0.0)]),
+                ..Budget::default()
+            },
+        );
+        assert_eq!(only.len(), big[1].1);
+        assert!(only.iter().all(|c| c.category == heavy));
     }
 
     fn git(dir: &Path, args: &[&str]) -> std::process::Output {

@@ -168,6 +168,10 @@ struct TrainArgs {
     /// Learning rate of the RL steps.
     #[arg(long, default_value_t = 3e-4)]
     lr: f64,
+    /// Gradient steps per batch of groups (μ); after the first, the probability ratio to
+    /// the sampling policy is clipped (0.2 / 0.28).
+    #[arg(long, default_value_t = 1)]
+    updates: usize,
     /// Supervised steps on the gold edits before RL.
     #[arg(long, default_value_t = 0)]
     warm_start: usize,
@@ -179,9 +183,16 @@ struct TrainArgs {
     /// The pass rate the curriculum aims at.
     #[arg(long, default_value_t = 0.5)]
     target: f64,
-    /// Generate and verify multi-bug tasks while training runs.
+    /// Generate and verify tasks while training runs: multi-bug combinations of the
+    /// training tasks, and single-bug tasks from their seeds in the curriculum's category mix.
     #[arg(long)]
     generate: bool,
+    /// New candidates per engine round of --generate (0: no single-bug generation).
+    #[arg(long, default_value_t = 12)]
+    generate_batch: usize,
+    /// The seed manifest --generate reads (default: the embedded demo seeds).
+    #[arg(long)]
+    manifest: Option<PathBuf>,
     /// Train on a deterministic sample of N of the tasks (chosen by --seed).
     #[arg(long)]
     limit_tasks: Option<usize>,
@@ -266,6 +277,10 @@ struct RunArgs {
     max_per_function: usize,
     #[arg(long)]
     max_per_mutator: Option<usize>,
+    /// Weight the draw of candidates by mutator category, e.g. `boundary=2,logic=1`;
+    /// categories not named are left out. Default: every candidate equally likely.
+    #[arg(long, value_parser = parse_category_mix)]
+    category_mix: Option<std::collections::BTreeMap<String, f64>>,
     /// Repeats of each verification check.
     #[arg(long, default_value_t = 3)]
     repeats: usize,
@@ -418,12 +433,15 @@ fn dispatch(cli: Cli) -> Result<i32> {
             cfg.max_new = a.max_new;
             cfg.temperature = a.temperature;
             cfg.lr = a.lr;
+            cfg.updates = a.updates;
             cfg.warm_start = a.warm_start;
             cfg.warm_start_lr = a.warm_start_lr;
             cfg.curriculum.sampling =
                 trainer::sampling_from_str(&a.sampling).expect("checked by clap");
             cfg.target = a.target;
             cfg.generate = a.generate;
+            cfg.generate_batch = a.generate_batch;
+            cfg.generate_manifest = a.manifest.clone();
             cfg.limit_tasks = a.limit_tasks;
             cfg.eval_every = a.eval_every;
             cfg.eval_samples = a.eval_samples;
@@ -595,6 +613,7 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
             max_total: Some(args.max_candidates),
             max_per_function: Some(args.max_per_function),
             max_per_mutator: args.max_per_mutator,
+            category_mix: args.category_mix.clone().unwrap_or_default(),
         },
         baseline: BaselineConfig {
             repeats: args.baseline_repeats,
@@ -833,4 +852,26 @@ fn source_files(
         files.push(rel);
     }
     Ok((path.to_path_buf(), files))
+}
+
+/// `boundary=2,logic=1` → {boundary: 2, logic: 1}.
+fn parse_category_mix(s: &str) -> Result<std::collections::BTreeMap<String, f64>, String> {
+    let mut mix = std::collections::BTreeMap::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, weight) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}`: expected CATEGORY=WEIGHT"))?;
+        let w: f64 = weight
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{part}`: the weight is not a number"))?;
+        if !(w >= 0.0 && w.is_finite()) {
+            return Err(format!("`{part}`: the weight must be 0 or more"));
+        }
+        mix.insert(name.trim().to_string(), w);
+    }
+    if !mix.values().any(|w| *w > 0.0) {
+        return Err("no category has a weight above 0".into());
+    }
+    Ok(mix)
 }

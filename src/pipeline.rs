@@ -100,6 +100,9 @@ pub struct SeedSummary {
     pub commit: Option<String>,
     pub files: usize,
     pub skipped_files: usize,
+    /// Candidates of `--candidates` that do not apply to the checkout (logged with why).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_candidates: usize,
     pub enumerated: usize,
     pub sampled: usize,
     /// Decided in an earlier, interrupted run and not redone.
@@ -191,6 +194,10 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
     let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
     std::fs::write(cfg.out.join("summary.json"), json).map_err(io_err("writing summary.json"))?;
     Ok(summary)
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn selected<'m>(manifest: &'m Manifest, only: &[String]) -> Vec<&'m crate::seed::Seed> {
@@ -386,7 +393,14 @@ fn run_seed(
     // Mutate.
     let t = Instant::now();
     let enumerated = match &cfg.candidates_file {
-        Some(path) => read_candidates(path)?,
+        Some(path) => {
+            let (usable, refused) = check_candidates(&repo.checkout, read_candidates(path)?);
+            for (id, why) in &refused {
+                tracing::warn!(seed = %seed.name, candidate = %id, "candidate skipped: {why}");
+            }
+            s.skipped_candidates = refused.len();
+            usable
+        }
         None => {
             let rules = load_rules(cfg.mutators_dir.as_deref(), repo.profile.language)?;
             let enumeration = candidate::enumerate(
@@ -927,6 +941,57 @@ fn read_candidates(path: &Path) -> Result<Vec<Candidate>, PipelineError> {
         out.push(c);
     }
     Ok(out)
+}
+
+/// Split candidates read from a file into those that apply to this checkout and those that
+/// do not, with the reason: a path that is not relative to the repository root, a file
+/// that is not there, or an edit whose byte range or clean text does not match the file.
+fn check_candidates(root: &Path, cands: Vec<Candidate>) -> (Vec<Candidate>, Vec<(String, String)>) {
+    let mut texts: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut usable = Vec::new();
+    let mut refused = Vec::new();
+    for c in cands {
+        let rel = Path::new(&c.file);
+        let relative = !c.file.is_empty()
+            && rel
+                .components()
+                .all(|p| matches!(p, std::path::Component::Normal(_)));
+        if !relative {
+            refused.push((
+                c.id.clone(),
+                format!("`{}` is not a path relative to the repository root", c.file),
+            ));
+            continue;
+        }
+        let text = texts
+            .entry(c.file.clone())
+            .or_insert_with(|| std::fs::read_to_string(root.join(rel)).ok());
+        let Some(text) = text else {
+            refused.push((
+                c.id.clone(),
+                format!("`{}` is not in the repository", c.file),
+            ));
+            continue;
+        };
+        let (a, b) = c.byte_range;
+        let matches = a <= b
+            && b <= text.len()
+            && text.is_char_boundary(a)
+            && text.is_char_boundary(b)
+            && text[a..b] == c.before;
+        if !matches {
+            refused.push((
+                c.id.clone(),
+                format!(
+                    "its edit (bytes {a}..{b}) does not match the text of `{}` at this commit",
+                    c.file
+                ),
+            ));
+            continue;
+        }
+        usable.push(c);
+    }
+    (usable, refused)
 }
 
 /// Write the sampled candidates of a seed (before verification) for inspection.

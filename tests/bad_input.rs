@@ -1,5 +1,6 @@
 //! Bad input gets a clear error and loses nothing: malformed manifests, unknown sources,
-//! repositories without tests, baselines that fail or hang, unparsable sources.
+//! repositories without tests, baselines that fail or hang, unparsable sources, candidates
+//! that do not fit the checkout.
 
 mod common;
 use common::*;
@@ -169,4 +170,50 @@ fn unparsable_sources_are_skipped_with_a_warning() {
             .all(|f| !f.ends_with("latin1.py") && !f.ends_with("broken.py")),
         "{files:?}"
     );
+}
+
+/// Candidates given to `verify --candidates` that do not fit the checkout (an absolute path,
+/// an edit past the end of the file) are skipped with their reason, not a panic.
+#[test]
+fn candidates_that_do_not_fit_the_checkout_are_skipped() {
+    let seed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/pyshelf");
+    let out = bin()
+        .args(["mutate", seed.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let first = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .expect("the demo seed has candidates");
+    let mut absolute = first.clone();
+    absolute["file"] = seed
+        .join(first["file"].as_str().unwrap())
+        .to_string_lossy()
+        .into_owned()
+        .into();
+    let mut past_end = first.clone();
+    past_end["byte_range"] = serde_json::json!([1_000_000, 1_000_003]);
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let cands = dir.path().join("cands.jsonl");
+    std::fs::write(&cands, format!("{absolute}\n{past_end}\n")).unwrap();
+    let out = bin()
+        .env("TMPDIR", &tmp)
+        .args(["verify", "--candidates"])
+        .arg(&cands)
+        .args(["--sandbox", "local", "--only", "pyshelf", "--json", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &summary["seeds"][0];
+    assert_eq!(s["skipped_candidates"], 2, "{s}");
+    assert_eq!(s["decided"], 0, "{s}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a path relative"), "{err}");
+    assert!(err.contains("does not match the text"), "{err}");
 }

@@ -96,3 +96,120 @@ pub fn generate(
         }
     }
 }
+
+/// What the engine side of the generator needs: where the seeds are, and how many new
+/// candidates a round verifies.
+#[derive(Clone, Debug)]
+pub struct EngineGen {
+    /// Seed manifest; `None`: the embedded demo seeds.
+    pub manifest: Option<std::path::PathBuf>,
+    /// The seeds the training tasks came from.
+    pub seeds: Vec<String>,
+    /// The engine's output directory (its state store makes later rounds skip decided
+    /// candidates).
+    pub out: std::path::PathBuf,
+    pub cache: std::path::PathBuf,
+    pub sandbox: crate::pipeline::SandboxChoice,
+    /// New candidates per round.
+    pub batch: usize,
+}
+
+/// The seed name of a task (`<seed>__<mutator>__<id>`).
+pub fn seed_of(task: &Task) -> Option<&str> {
+    task.instance_id
+        .split_once("__")
+        .map(|(seed, _)| seed)
+        .filter(|s| !s.is_empty())
+}
+
+/// The engine side of the generator: rounds of `swe-forge run` on the training tasks' seeds,
+/// each drawing `batch` new candidates in the plan's current category mix (categories the
+/// policy solves near the target weigh most), verified like any run; accepted tasks not seen
+/// before go to the trainer. Stops when told, or when a round finds nothing new to try.
+pub fn generate_single(
+    cfg: EngineGen,
+    mut known: std::collections::BTreeSet<String>,
+    plan: Arc<Mutex<GenerationPlan>>,
+    stop: Arc<AtomicBool>,
+    tx: mpsc::Sender<Task>,
+    seed: u64,
+) {
+    use crate::pipeline::{self, RunConfig};
+    let stopped = || stop.load(Ordering::Relaxed);
+    let mut decided = 0usize;
+    for round in 0u64.. {
+        if stopped() {
+            return;
+        }
+        let mix = plan
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .categories
+            .clone();
+        if !mix.values().any(|w| *w > 0.0) {
+            std::thread::sleep(Duration::from_millis(500));
+            continue;
+        }
+        let run = RunConfig {
+            manifest: cfg.manifest.clone(),
+            out: cfg.out.clone(),
+            cache: cfg.cache.clone(),
+            sandbox: cfg.sandbox,
+            jobs: 1,
+            budget: crate::candidate::Budget {
+                seed: seed ^ round.wrapping_mul(0x9e37_79b9),
+                // Candidates already decided in earlier rounds are drawn again and skipped.
+                max_total: Some(decided + cfg.batch),
+                max_per_function: Some(4),
+                max_per_mutator: None,
+                category_mix: mix.clone(),
+            },
+            baseline: Default::default(),
+            verify: Default::default(),
+            limits: Default::default(),
+            mutators_dir: None,
+            only: cfg.seeds.clone(),
+            candidates_file: None,
+            progress: false,
+            synthesize: true,
+            issue_llm: None,
+        };
+        tracing::info!(round, ?mix, "generator: an engine round on {:?}", cfg.seeds);
+        let summary = match pipeline::run(&run) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("generator: the engine round failed: {e}");
+                return;
+            }
+        };
+        let before = decided;
+        decided = summary.seeds.iter().map(|s| s.decided).sum();
+        let path = cfg.out.join("tasks.jsonl");
+        let tasks = match super::trainer::read_tasks(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!("generator: {e}");
+                return;
+            }
+        };
+        let mut sent = 0usize;
+        for t in tasks {
+            if known.insert(t.instance_id.clone()) {
+                sent += 1;
+                if tx.send(t).is_err() {
+                    return;
+                }
+            }
+        }
+        tracing::info!(
+            round,
+            new_decided = decided - before,
+            sent,
+            "generator: engine round done"
+        );
+        if decided == before {
+            tracing::info!("the generator's engine side found no new candidate to try");
+            return;
+        }
+    }
+}

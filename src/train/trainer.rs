@@ -1,7 +1,8 @@
 //! `swe-forge train`: the loop that ties the policy, the verified rewards and the curriculum
 //! together — an optional supervised warm-start on gold edits, then GRPO steps, with a
-//! metrics line per step, checkpoints and `--resume`, and multi-bug tasks generated and
-//! verified while training runs.
+//! metrics line per step, checkpoints and `--resume`, and tasks generated and verified
+//! while training runs (multi-bug combinations, and single-bug ones in the plan's category
+//! mix).
 
 use super::episode::{build_prompt, gold_edit, PromptConfig};
 use super::grpo::{self, Group, GrpoConfig, Rollout};
@@ -44,6 +45,9 @@ pub struct TrainConfig {
     pub max_new: usize,
     pub temperature: f64,
     pub lr: f64,
+    /// Gradient steps per batch of groups (μ): the first at ratio 1, the later ones against
+    /// the log-probs the batch was sampled with, clipped.
+    pub updates: usize,
     pub max_grad_norm: f64,
     /// Supervised steps on gold edits before RL (0: none).
     pub warm_start: usize,
@@ -55,8 +59,14 @@ pub struct TrainConfig {
     pub checkpoint_every: usize,
     pub prompt: PromptConfig,
     pub reward: RewardConfig,
-    /// Generate and verify multi-bug tasks while training runs.
+    /// Generate and verify tasks while training runs: multi-bug combinations, and (with
+    /// `generate_batch` > 0) single-bug tasks from the training tasks' seeds in the plan's
+    /// category mix.
     pub generate: bool,
+    /// The seed manifest the engine side reads (`None`: the embedded demo seeds).
+    pub generate_manifest: Option<PathBuf>,
+    /// New candidates per engine round (0: the engine side is off).
+    pub generate_batch: usize,
     /// Train on a deterministic sample of this many of the tasks (by `--seed`).
     pub limit_tasks: Option<usize>,
     /// Evaluate every this many GRPO steps (and before the first and after the last): the
@@ -87,6 +97,7 @@ impl TrainConfig {
             max_new: 96,
             temperature: 1.0,
             lr: 3e-4,
+            updates: 1,
             max_grad_norm: 1.0,
             warm_start: 0,
             warm_start_lr: 1e-3,
@@ -102,6 +113,8 @@ impl TrainConfig {
             },
             reward,
             generate: false,
+            generate_manifest: None,
+            generate_batch: 12,
             limit_tasks: None,
             eval_every: 0,
             eval_samples: 4,
@@ -167,10 +180,17 @@ pub struct Metrics {
     pub tokens_per_s: Option<f64>,
     /// Rewards served from the cache this step.
     pub cached: usize,
+    /// With several updates per batch: the share of completion tokens whose ratio was
+    /// clipped in the last update.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clipped: Option<f64>,
     /// Tasks in the pool (generated ones included).
     pub tasks: usize,
     /// The generator's level mix after this step.
     pub plan_levels: BTreeMap<String, f64>,
+    /// The generator's category mix (single-bug tasks) after this step.
+    #[serde(default)]
+    pub plan_categories: BTreeMap<String, f64>,
 }
 
 /// The state `--resume` restores besides the weights.
@@ -180,7 +200,7 @@ struct TrainerState {
     steps_done: usize,
     rollouts_total: usize,
     curriculum: Curriculum,
-    /// Multi-bug tasks generated so far (their records).
+    /// Tasks generated so far, multi-bug and single-bug (their records).
     generated: Vec<Task>,
     seed: u64,
 }
@@ -498,9 +518,37 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
         let plan = Arc::clone(&plan);
         let stop = Arc::clone(&stop);
         let seed = cfg.seed;
-        Some(std::thread::spawn(move || {
-            super::generator::generate(singles, known, reward_cfg, plan, stop, gen_tx, seed)
-        }))
+        let engine = (cfg.generate_batch > 0).then(|| {
+            let mut seeds: Vec<String> = singles
+                .iter()
+                .filter_map(|t| super::generator::seed_of(t).map(str::to_string))
+                .collect();
+            seeds.sort();
+            seeds.dedup();
+            let ecfg = super::generator::EngineGen {
+                manifest: cfg.generate_manifest.clone(),
+                seeds,
+                out: out.join("engine"),
+                cache: cfg.reward.cache.clone(),
+                sandbox: cfg.reward.sandbox,
+                batch: cfg.generate_batch,
+            };
+            let (known, plan, stop, tx) = (
+                known.clone(),
+                Arc::clone(&plan),
+                Arc::clone(&stop),
+                gen_tx.clone(),
+            );
+            std::thread::spawn(move || {
+                super::generator::generate_single(ecfg, known, plan, stop, tx, seed)
+            })
+        });
+        Some((
+            std::thread::spawn(move || {
+                super::generator::generate(singles, known, reward_cfg, plan, stop, gen_tx, seed)
+            }),
+            engine,
+        ))
     } else {
         drop(gen_tx);
         None
@@ -544,7 +592,7 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
                 .and_then(|(p, g)| make_episode(&policy, t.clone(), &p, &g, limit, cfg.max_new))
             {
                 Ok(e) => {
-                    tracing::info!(task = %e.task.instance_id, "a generated multi-bug task joins the pool");
+                    tracing::info!(task = %e.task.instance_id, "a generated task joins the pool");
                     state.generated.push(e.task.clone());
                     episodes.push(e);
                     added = true;
@@ -632,16 +680,34 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
         groups_signal += groups.len();
         let mut trained_tokens = 0usize;
         if !groups.is_empty() {
-            let (loss, ls) = grpo::loss(&policy, &groups, None, &cfg.grpo)?;
-            trained_tokens = ls.tokens;
-            m.loss = Some(loss.to_scalar::<f32>().map_err(TrainError::from)? as f64);
-            match opt.step(&loss) {
-                Ok(s) => m.grad_norm = Some(s.grad_norm as f64),
-                Err(TrainError::NonFinite(what)) => {
-                    tracing::warn!(step = m.step, "non-finite {what}: step skipped")
+            let updates = cfg.updates.max(1);
+            let old = if updates > 1 {
+                Some(grpo::old_logprobs(&policy, &groups)?)
+            } else {
+                None
+            };
+            let mut clipped = 0f64;
+            for u in 0..updates {
+                let (loss, ls) = grpo::loss(&policy, &groups, old.as_deref(), &cfg.grpo)?;
+                trained_tokens += ls.tokens;
+                clipped = ls.clipped as f64;
+                if u == 0 {
+                    m.loss = Some(loss.to_scalar::<f32>().map_err(TrainError::from)? as f64);
                 }
-                Err(e) => return Err(e.into()),
+                match opt.step(&loss) {
+                    Ok(s) => {
+                        if u == 0 {
+                            m.grad_norm = Some(s.grad_norm as f64)
+                        }
+                    }
+                    Err(TrainError::NonFinite(what)) => {
+                        tracing::warn!(step = m.step, "non-finite {what}: update skipped");
+                        break;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
+            m.clipped = (updates > 1).then_some(clipped);
         }
         state.steps_done += 1;
         state.rollouts_total += m.rollouts;
@@ -667,6 +733,7 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
             .iter()
             .map(|(l, w)| (l.as_str().to_string(), *w))
             .collect();
+        m.plan_categories = p.categories.clone();
         *plan.lock().unwrap_or_else(|e| e.into_inner()) = p;
         run_points.push((m.rollouts, passed, reward_sum));
         write_metrics(&mut metrics, &metrics_path, &m)?;
@@ -705,8 +772,17 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
         )?;
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    if let Some(h) = generator {
-        let _ = h.join();
+    if let Some((multi, engine)) = generator {
+        let _ = multi.join();
+        if let Some(h) = engine {
+            // Interrupt an engine round in progress (between candidates), then clear the
+            // flag for whatever runs next in this process.
+            if !h.is_finished() {
+                crate::pipeline::STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+                let _ = h.join();
+                crate::pipeline::STOP.store(false, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
     }
     state.curriculum = curriculum.clone();
     save_checkpoint(&policy, &state, &checkpoint)?;
