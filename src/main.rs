@@ -172,6 +172,10 @@ struct TrainArgs {
     /// the sampling policy is clipped (0.2 / 0.28).
     #[arg(long, default_value_t = 1)]
     updates: usize,
+    /// Weight of a KL penalty to the policy GRPO started from (0: none). The reference is
+    /// kept in OUT/reference.
+    #[arg(long, default_value_t = 0.0)]
+    kl_coef: f64,
     /// Supervised steps on the gold edits before RL.
     #[arg(long, default_value_t = 0)]
     warm_start: usize,
@@ -434,6 +438,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             cfg.temperature = a.temperature;
             cfg.lr = a.lr;
             cfg.updates = a.updates;
+            cfg.grpo.kl_coef = a.kl_coef;
             cfg.warm_start = a.warm_start;
             cfg.warm_start_lr = a.warm_start_lr;
             cfg.curriculum.sampling =

@@ -13,6 +13,10 @@ pub struct GrpoConfig {
     /// Upper clip of the probability ratio (1 + ε_high; higher than the lower one so rare
     /// good tokens can gain, as in DAPO).
     pub clip_high: f64,
+    /// Weight β of the KL penalty to a frozen reference policy (0: none, the default). The
+    /// per-token estimate is exp(q − p) − (q − p) − 1 with p, q the current and reference
+    /// log-probs (non-negative, unbiased).
+    pub kl_coef: f64,
 }
 
 impl Default for GrpoConfig {
@@ -20,6 +24,7 @@ impl Default for GrpoConfig {
         GrpoConfig {
             clip_low: 0.2,
             clip_high: 0.28,
+            kl_coef: 0.0,
         }
     }
 }
@@ -71,6 +76,8 @@ pub struct LossStats {
     pub tokens: usize,
     /// Fraction of those tokens whose ratio was clipped.
     pub clipped: f32,
+    /// Mean per-token KL estimate to the reference (when one is given).
+    pub kl: Option<f32>,
 }
 
 /// The GRPO loss over `groups`: −mean over every completion token of
@@ -78,14 +85,18 @@ pub struct LossStats {
 /// probability of the token and A its completion's advantage. `old` holds, per group, the
 /// log-probs the rollouts were scored with before this update ([n, L] like
 /// [`Policy::completion_logprobs`]); `None` uses the current ones, detached (a single update
-/// per batch, where ρ = 1 and the gradient is A·∇log p).
+/// per batch, where ρ = 1 and the gradient is A·∇log p). `reference` holds the reference
+/// policy's log-probs in the same layout; with `cfg.kl_coef` > 0 the loss adds β times the
+/// mean per-token KL estimate to it.
 pub fn loss(
     policy: &Policy,
     groups: &[Group],
     old: Option<&[Tensor]>,
+    reference: Option<&[Tensor]>,
     cfg: &GrpoConfig,
 ) -> Result<(Tensor, LossStats), TrainError> {
     let mut total: Option<Tensor> = None;
+    let mut kl_total: Option<Tensor> = None;
     let mut tokens = 0usize;
     let mut clipped = 0f32;
     for (gi, g) in groups.iter().enumerate() {
@@ -122,21 +133,39 @@ pub fn loss(
             None => masked,
             Some(t) => (t + masked)?,
         });
+        if let (Some(r), true) = (reference, cfg.kl_coef > 0.0) {
+            let diff = (&r[gi] - &logp)?;
+            let k3 = ((diff.exp()? - &diff)? - 1.0)?;
+            let k3 = (k3 * &mask)?.sum_all()?;
+            kl_total = Some(match kl_total {
+                None => k3,
+                Some(t) => (t + k3)?,
+            });
+        }
     }
     let Some(total) = total else {
         return Err(TrainError::Input("no completion tokens to train on".into()));
     };
-    let loss = (total.neg()? / tokens.max(1) as f64)?;
+    let n = tokens.max(1) as f64;
+    let mut loss = (total.neg()? / n)?;
+    let mut kl = None;
+    if let Some(k) = kl_total {
+        let k = (k / n)?;
+        kl = Some(k.to_scalar::<f32>()?);
+        loss = (loss + (k * cfg.kl_coef)?)?;
+    }
     Ok((
         loss,
         LossStats {
             tokens,
             clipped: clipped / tokens.max(1) as f32,
+            kl,
         },
     ))
 }
 
-/// Old log-probs for several updates on the same batch: the current ones, detached.
+/// Log-probs of the groups' completions under `policy`, detached: the old ones for several
+/// updates on the same batch (the current policy), or the reference's.
 pub fn old_logprobs(policy: &Policy, groups: &[Group]) -> Result<Vec<Tensor>, TrainError> {
     groups
         .iter()
@@ -205,6 +234,7 @@ mod tests {
                 &policy,
                 std::slice::from_ref(&group),
                 None,
+                None,
                 &GrpoConfig::default(),
             )
             .unwrap();
@@ -214,6 +244,70 @@ mod tests {
         let (good1, bad1) = (logp(&good), logp(&bad));
         assert!(good1 > good0, "log p(good) {good0} -> {good1}");
         assert!(bad1 < bad0, "log p(bad) {bad0} -> {bad1}");
+    }
+
+    /// The KL estimate is 0 at the reference, positive once the policy has moved, and the
+    /// penalty slows the move: with a large β the rewarded completion gains less.
+    #[test]
+    fn the_kl_term_holds_the_policy_near_the_reference() {
+        use crate::train::{tokenizer, Optimizer, OptimizerConfig};
+        let corpus = ["fix the bug in total()", "return a + b", "return a - b"];
+        let gain = |beta: f64| -> (f32, f32) {
+            let tok = tokenizer::train_bpe(corpus.iter(), 300).unwrap();
+            let policy = Policy::small(7, tok, &candle_core::Device::Cpu).unwrap();
+            let prompt = policy.encode("fix the bug in total()").unwrap();
+            let good = policy.encode("return a + b").unwrap();
+            let bad = policy.encode("return a - b").unwrap();
+            let group = Group {
+                task: 0,
+                prompt: prompt.clone(),
+                rollouts: vec![
+                    Rollout {
+                        tokens: good.clone(),
+                        reward: 1.0,
+                    },
+                    Rollout {
+                        tokens: bad.clone(),
+                        reward: -1.0,
+                    },
+                ],
+            };
+            let groups = std::slice::from_ref(&group);
+            let reference = old_logprobs(&policy, groups).unwrap();
+            let cfg = GrpoConfig {
+                kl_coef: beta,
+                ..GrpoConfig::default()
+            };
+            let logp = |c: &Vec<u32>| -> f32 {
+                let (l, _) = policy
+                    .completion_logprobs(&prompt, std::slice::from_ref(c))
+                    .unwrap();
+                l.sum_all().unwrap().to_scalar::<f32>().unwrap()
+            };
+            let before = logp(&good);
+            let (_, first) = loss(&policy, groups, None, Some(&reference), &cfg).unwrap();
+            assert!(first.kl.unwrap().abs() < 1e-6, "{:?}", first.kl);
+            let mut opt = Optimizer::new(
+                policy.trainable_vars(),
+                &OptimizerConfig {
+                    lr: 3e-3,
+                    ..OptimizerConfig::default()
+                },
+            )
+            .unwrap();
+            for _ in 0..8 {
+                let (l, _) = loss(&policy, groups, None, Some(&reference), &cfg).unwrap();
+                opt.step(&l).unwrap();
+            }
+            let (_, last) = loss(&policy, groups, None, Some(&reference), &cfg).unwrap();
+            (logp(&good) - before, last.kl.unwrap())
+        };
+        let (free_gain, free_kl) = gain(1e-9);
+        let (held_gain, held_kl) = gain(50.0);
+        assert!(free_kl > 0.0, "the policy moved: KL {free_kl}");
+        assert!(free_gain > 0.0, "{free_gain}");
+        assert!(held_kl < free_kl, "KL with β=50 {held_kl} vs β≈0 {free_kl}");
+        assert!(held_gain < free_gain, "gain with β=50 {held_gain} vs β≈0 {free_gain}");
     }
 
     #[test]

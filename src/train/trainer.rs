@@ -184,6 +184,9 @@ pub struct Metrics {
     /// clipped in the last update.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clipped: Option<f64>,
+    /// With `--kl-coef`: the mean per-token KL estimate to the reference policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kl: Option<f64>,
     /// Tasks in the pool (generated ones included).
     pub tasks: usize,
     /// The generator's level mix after this step.
@@ -554,7 +557,17 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
         None
     };
 
-    // GRPO.
+    // GRPO. With a KL term, the reference is the policy GRPO started from, kept in
+    // OUT/reference so a resumed run measures the distance from the same place.
+    let reference = if cfg.grpo.kl_coef > 0.0 && state.steps_done < cfg.steps {
+        let dir = out.join("reference");
+        if !dir.join("config.json").is_file() {
+            policy.save_dir(&dir)?;
+        }
+        Some(Policy::from_hf_dir(&dir, &device)?)
+    } else {
+        None
+    };
     let mut opt = super::Optimizer::new(
         policy.trainable_vars(),
         &OptimizerConfig {
@@ -686,13 +699,24 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
             } else {
                 None
             };
+            let ref_logp = match &reference {
+                Some(r) => Some(grpo::old_logprobs(r, &groups)?),
+                None => None,
+            };
             let mut clipped = 0f64;
             for u in 0..updates {
-                let (loss, ls) = grpo::loss(&policy, &groups, old.as_deref(), &cfg.grpo)?;
+                let (loss, ls) = grpo::loss(
+                    &policy,
+                    &groups,
+                    old.as_deref(),
+                    ref_logp.as_deref(),
+                    &cfg.grpo,
+                )?;
                 trained_tokens += ls.tokens;
                 clipped = ls.clipped as f64;
                 if u == 0 {
                     m.loss = Some(loss.to_scalar::<f32>().map_err(TrainError::from)? as f64);
+                    m.kl = ls.kl.map(f64::from);
                 }
                 match opt.step(&loss) {
                     Ok(s) => {
