@@ -1572,7 +1572,7 @@ examples:
             *by_cat.entry(&c.category).or_default() += 1;
         }
         let mut big: Vec<(&str, usize)> = by_cat.into_iter().filter(|(_, n)| *n >= 10).collect();
-        big.sort_by(|a, b| b.1.cmp(&a.1));
+        big.sort_by_key(|b| std::cmp::Reverse(b.1));
         assert!(
             big.len() >= 2,
             "the fixture has two categories of 10+ candidates: {big:?}"

@@ -308,11 +308,9 @@ impl RuleSet {
             };
             let mut nodes = m.captures.iter().filter(|c| c.index == *index);
             match &*p.operator {
-                "return-type?" => nodes.all(|c| {
-                    syntax
-                        .return_type_class(c.node)
-                        .is_some_and(|class| listed(class))
-                }),
+                "return-type?" => {
+                    nodes.all(|c| syntax.return_type_class(c.node).is_some_and(listed))
+                }
                 op => {
                     let positive = op == "kind?";
                     nodes.all(|c| listed(c.node.kind()) == positive)

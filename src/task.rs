@@ -209,6 +209,21 @@ pub fn now_utc() -> String {
     utc_timestamp(secs)
 }
 
+/// A first, uncalibrated difficulty score in [0, 1]: fewer killing tests, a larger enclosing
+/// function and subtler categories score higher. The curriculum recalibrates it from pass rates.
+pub fn difficulty_score(category: &str, killing_tests: usize, function_lines: usize) -> f64 {
+    let subtlety = match category {
+        "missing-guard" | "exception-handling" => 0.7,
+        "boundary" | "removed-branch" => 0.6,
+        "api-misuse" | "removed-statement" => 0.5,
+        "logic" => 0.4,
+        _ => 0.3,
+    };
+    let few_tests = 1.0 - (killing_tests.min(10) as f64 / 10.0);
+    let size = function_lines.min(60) as f64 / 60.0;
+    ((0.4 * few_tests + 0.3 * size + 0.3 * subtlety) * 1000.0).round() / 1000.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,19 +282,4 @@ mod tests {
             clean
         );
     }
-}
-
-/// A first, uncalibrated difficulty score in [0, 1]: fewer killing tests, a larger enclosing
-/// function and subtler categories score higher. The curriculum recalibrates it from pass rates.
-pub fn difficulty_score(category: &str, killing_tests: usize, function_lines: usize) -> f64 {
-    let subtlety = match category {
-        "missing-guard" | "exception-handling" => 0.7,
-        "boundary" | "removed-branch" => 0.6,
-        "api-misuse" | "removed-statement" => 0.5,
-        "logic" => 0.4,
-        _ => 0.3,
-    };
-    let few_tests = 1.0 - (killing_tests.min(10) as f64 / 10.0);
-    let size = function_lines.min(60) as f64 / 60.0;
-    ((0.4 * few_tests + 0.3 * size + 0.3 * subtlety) * 1000.0).round() / 1000.0
 }

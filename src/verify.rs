@@ -356,8 +356,8 @@ fn verify_inner(
 
 /// Triple verification of a survivor with a synthesized test file (`test_patch` adds it;
 /// `new_tests` are its node ids): 1. clean code + tests: the new tests pass; 2. buggy code +
-/// tests, whole suite: every new test fails, every stable test passes; 3. buggy + gold fix
-/// + tests: all pass. Each check repeated `cfg.repeats` times from a clean tree, and the
+/// tests, whole suite: every new test fails, every stable test passes; 3. buggy code, gold
+/// fix and tests: all pass. Each check repeated `cfg.repeats` times from a clean tree, and the
 /// repeats must agree. `outcome` keeps the screening runs; the new runs are appended.
 #[allow(clippy::too_many_arguments)]
 pub fn verify_synthesized(

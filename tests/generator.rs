@@ -11,6 +11,9 @@ use swe_forge::train::generator::{generate_single, EngineGen};
 
 fn cache() -> std::path::PathBuf {
     // The binary's default, so the demo seed's virtualenv is shared with the other tests.
+    if let Some(c) = std::env::var_os("SWE_FORGE_CACHE") {
+        return std::path::PathBuf::from(c);
+    }
     if let Some(x) = std::env::var_os("XDG_CACHE_HOME") {
         return std::path::PathBuf::from(x).join("swe-forge");
     }
@@ -36,7 +39,7 @@ fn the_engine_generates_tasks_in_the_plans_category() {
         out: dir.path().join("engine"),
         cache: cache(),
         sandbox: SandboxChoice::Local,
-        batch: 4,
+        batch: 3,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();

@@ -42,6 +42,9 @@ use crate::sandbox::{shell_quote, ExecOutput, Worker};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The fast path of a prepared tree: the build command, and the main and test class paths.
+type FastPaths = (String, Vec<String>, Vec<String>);
+
 pub use super::surefire::COMPILE_ERROR_PREFIX;
 
 /// The Maven settings for Debian's offline repository (`/usr/share/maven-repo`).
@@ -208,12 +211,13 @@ impl Maven {
         )
     }
 
-    /// Prepare the fast path for the worker's tree; `None` (reason logged) means plain Maven.
+    /// Prepare the fast path for the worker's tree: (build command, main and test class
+    /// directories); `None` (reason logged) means plain Maven.
     fn fast_setup(
         &self,
         worker: &mut dyn Worker,
         scratch: &str,
-    ) -> Result<Option<(String, Vec<String>, Vec<String>)>, RunnerError> {
+    ) -> Result<Option<FastPaths>, RunnerError> {
         if !self.fast {
             return Ok(None);
         }

@@ -307,7 +307,10 @@ mod tests {
         assert!(free_kl > 0.0, "the policy moved: KL {free_kl}");
         assert!(free_gain > 0.0, "{free_gain}");
         assert!(held_kl < free_kl, "KL with β=50 {held_kl} vs β≈0 {free_kl}");
-        assert!(held_gain < free_gain, "gain with β=50 {held_gain} vs β≈0 {free_gain}");
+        assert!(
+            held_gain < free_gain,
+            "gain with β=50 {held_gain} vs β≈0 {free_gain}"
+        );
     }
 
     #[test]
