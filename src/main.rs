@@ -647,6 +647,7 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
             c.timeout = Duration::from_secs(args.issue_llm_timeout.max(1));
             c
         }),
+        undecided_only: false,
     };
     ctrlc::set_handler(|| {
         if pipeline::STOP.swap(true, Ordering::SeqCst) {

@@ -88,6 +88,10 @@ pub struct RunConfig {
     pub synthesize: bool,
     /// Rewrite the issue texts of accepted tasks with this language model (`--issue-llm`).
     pub issue_llm: Option<crate::issue_llm::LlmConfig>,
+    /// Draw the budget from the candidates this output's state store has not decided yet
+    /// (the training generator's rounds: each verifies `max_total` new candidates). Off for
+    /// `run`, where an interrupted run resumes the same sample.
+    pub undecided_only: bool,
 }
 
 /// What happened to one seed.
@@ -418,13 +422,17 @@ fn run_seed(
         }
     };
     s.enumerated = enumerated.len();
+    let decided = store.decided_ids(&seed.name)?;
+    let mut enumerated = enumerated;
+    if cfg.undecided_only {
+        enumerated.retain(|c| !decided.contains(&c.id));
+    }
     let sampled = candidate::sample(enumerated, &cfg.budget);
     s.sampled = sampled.len();
     store.add_stage_time(&seed.name, "mutate", t.elapsed().as_secs_f64())?;
     write_candidates_listing(&cfg.out, &seed.name, &sampled)?;
 
     // Screen and verify what is not decided yet.
-    let decided = store.decided_ids(&seed.name)?;
     let todo: Vec<Candidate> = sampled
         .iter()
         .filter(|c| !decided.contains(&c.id))

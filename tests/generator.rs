@@ -70,4 +70,12 @@ fn the_engine_generates_tasks_in_the_plans_category() {
     let written = std::fs::read_to_string(dir.path().join("engine/tasks.jsonl")).unwrap();
     let n = written.lines().filter(|l| !l.trim().is_empty()).count();
     assert_eq!(n, tasks.len(), "{written}");
+    // A round verifies at most a batch of candidates, none decided in an earlier round.
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("engine/summary.json")).unwrap(),
+    )
+    .unwrap();
+    let seed = &summary["seeds"][0];
+    assert!(seed["sampled"].as_u64().unwrap() <= 3, "{seed}");
+    assert_eq!(seed["resumed"], 0, "{seed}");
 }

@@ -158,8 +158,7 @@ pub fn generate_single(
             jobs: 1,
             budget: crate::candidate::Budget {
                 seed: seed ^ round.wrapping_mul(0x9e37_79b9),
-                // Candidates already decided in earlier rounds are drawn again and skipped.
-                max_total: Some(decided + cfg.batch),
+                max_total: Some(cfg.batch),
                 max_per_function: Some(4),
                 max_per_mutator: None,
                 category_mix: mix.clone(),
@@ -173,6 +172,7 @@ pub fn generate_single(
             progress: false,
             synthesize: true,
             issue_llm: None,
+            undecided_only: true,
         };
         tracing::info!(round, ?mix, "generator: an engine round on {:?}", cfg.seeds);
         let summary = match pipeline::run(&run) {
