@@ -110,9 +110,11 @@ pub struct Budget {
     pub max_total: Option<usize>,
     pub max_per_function: Option<usize>,
     pub max_per_mutator: Option<usize>,
-    /// Relative weights of mutator categories (`boundary` → 2.0, …). Empty: every candidate
-    /// is equally likely. Otherwise a candidate is drawn with its category's weight, and
-    /// categories not named (or weighted 0) are left out.
+    /// Relative shares of mutator categories (`boundary` → 2.0, …). Empty: every candidate
+    /// is equally likely. Otherwise categories are drawn in these proportions, whatever their
+    /// number of candidates (a candidate's weight is its category's share divided by the
+    /// category's candidates), until a category runs out; categories not named (or weighted
+    /// 0) are left out.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub category_mix: BTreeMap<String, f64>,
 }
@@ -172,10 +174,17 @@ fn count_lines(bytes: &[u8]) -> usize {
 /// under the caps, return sorted by (file, byte_range, mutator).
 ///
 /// With a category mix, the order is a weighted draw without replacement (each candidate's
-/// key is −ln(u)/w, u uniform from the same hash, w its category's weight; smallest first),
-/// so a category weighted twice as much fills about twice as many of the first places.
+/// key is −ln(u)/w, u uniform from the same hash, w its category's share over the category's
+/// number of candidates; smallest first), so a category weighted twice as much fills about
+/// twice as many of the first places.
 pub fn sample(cands: Vec<Candidate>, budget: &Budget) -> Vec<Candidate> {
     let weighted = !budget.category_mix.is_empty();
+    let mut per_category: HashMap<String, usize> = HashMap::new();
+    if weighted {
+        for c in &cands {
+            *per_category.entry(c.category.clone()).or_default() += 1;
+        }
+    }
     let mut keyed: Vec<(f64, [u8; 32], Candidate)> = cands
         .into_iter()
         .filter_map(|c| {
@@ -184,10 +193,11 @@ pub fn sample(cands: Vec<Candidate>, budget: &Budget) -> Vec<Candidate> {
             h.update(c.hash.as_bytes());
             let digest = *h.finalize().as_bytes();
             let key = if weighted {
-                let w = budget.category_mix.get(&c.category).copied().unwrap_or(0.0);
-                if !(w > 0.0 && w.is_finite()) {
+                let share = budget.category_mix.get(&c.category).copied().unwrap_or(0.0);
+                if !(share > 0.0 && share.is_finite()) {
                     return None;
                 }
+                let w = share / per_category[&c.category] as f64;
                 // u in (0, 1] from the first 8 bytes of the hash.
                 let bits = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
                 let u = ((bits >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
@@ -1562,8 +1572,8 @@ examples:
         assert_eq!(sample(all.clone(), &Budget::default()).len(), all.len());
     }
 
-    /// A category mix skews the draw towards the heavier category and leaves out the
-    /// categories it does not name.
+    /// A category mix sets the categories' shares of the draw, whatever their number of
+    /// candidates, and leaves out the categories it does not name.
     #[test]
     fn a_category_mix_weights_the_draw() {
         let all = many_candidates();
@@ -1571,7 +1581,11 @@ examples:
         for c in &all {
             *by_cat.entry(&c.category).or_default() += 1;
         }
-        let mut big: Vec<(&str, usize)> = by_cat.into_iter().filter(|(_, n)| *n >= 10).collect();
+        let mut big: Vec<(&str, usize)> = by_cat
+            .iter()
+            .filter(|(_, n)| **n >= 10)
+            .map(|(c, n)| (*c, *n))
+            .collect();
         big.sort_by_key(|b| std::cmp::Reverse(b.1));
         assert!(
             big.len() >= 2,
@@ -1597,6 +1611,32 @@ examples:
         assert!(
             n_heavy as f64 / (n_heavy + n_light) as f64 > 0.7,
             "{heavy} (weight 9): {n_heavy}, {light} (weight 1): {n_light}"
+        );
+        // Equal weights give equal shares to a category of many candidates and one of few
+        // (per-candidate weights would give the small one about n_small / (n_small + n_rich)).
+        let (rich, n_rich) = big[0];
+        let (poor, n_poor) = by_cat
+            .iter()
+            .map(|(c, n)| (*c, *n))
+            .find(|(_, n)| *n >= 3 && *n * 3 <= n_rich)
+            .expect("a category with a third of the richest one's candidates");
+        let (mut got_poor, mut got_rich) = (0usize, 0usize);
+        for seed in 0..40 {
+            let budget = Budget {
+                seed,
+                max_total: Some(2),
+                category_mix: BTreeMap::from([(rich.to_string(), 1.0), (poor.to_string(), 1.0)]),
+                ..Budget::default()
+            };
+            for c in sample(all.clone(), &budget) {
+                got_poor += usize::from(c.category == poor);
+                got_rich += usize::from(c.category == rich);
+            }
+        }
+        let share = got_poor as f64 / (got_poor + got_rich) as f64;
+        assert!(
+            (0.35..=0.65).contains(&share),
+            "{poor} ({n_poor} candidates): {got_poor}, {rich} ({n_rich} candidates): {got_rich}"
         );
         // Weight 0 leaves a category out entirely.
         let only = sample(

@@ -281,8 +281,9 @@ struct RunArgs {
     max_per_function: usize,
     #[arg(long)]
     max_per_mutator: Option<usize>,
-    /// Weight the draw of candidates by mutator category, e.g. `boundary=2,logic=1`;
-    /// categories not named are left out. Default: every candidate equally likely.
+    /// The mutator categories' shares of the drawn candidates, e.g. `boundary=2,logic=1`
+    /// (twice as many boundary as logic); categories not named are left out. Default: every
+    /// candidate equally likely.
     #[arg(long, value_parser = parse_category_mix)]
     category_mix: Option<std::collections::BTreeMap<String, f64>>,
     /// Repeats of each verification check.
