@@ -190,16 +190,35 @@ mod tests {
         assert!((a.iter().sum::<f32>()).abs() < 1e-6);
     }
 
-    /// The loss pushes probability towards the rewarded completion and away from the other.
-    #[test]
-    fn a_grpo_step_favours_the_rewarded_completion() {
-        use crate::train::{tokenizer, Optimizer, OptimizerConfig};
+    /// A small policy and one group: "return a + b" rewarded 1, "return a - b" rewarded −1,
+    /// both after the prompt "fix the bug in total()".
+    fn rewarded_pair() -> (Policy, Group) {
+        use crate::train::tokenizer;
         let corpus = ["fix the bug in total()", "return a + b", "return a - b"];
         let tok = tokenizer::train_bpe(corpus.iter(), 300).unwrap();
         let policy = Policy::small(7, tok, &candle_core::Device::Cpu).unwrap();
-        let prompt = policy.encode("fix the bug in total()").unwrap();
-        let good = policy.encode("return a + b").unwrap();
-        let bad = policy.encode("return a - b").unwrap();
+        let rollout = |text: &str, reward: f32| Rollout {
+            tokens: policy.encode(text).unwrap(),
+            reward,
+        };
+        let group = Group {
+            task: 0,
+            prompt: policy.encode("fix the bug in total()").unwrap(),
+            rollouts: vec![rollout("return a + b", 1.0), rollout("return a - b", -1.0)],
+        };
+        (policy, group)
+    }
+
+    /// The loss pushes probability towards the rewarded completion and away from the other.
+    #[test]
+    fn a_grpo_step_favours_the_rewarded_completion() {
+        use crate::train::{Optimizer, OptimizerConfig};
+        let (policy, group) = rewarded_pair();
+        let (prompt, good, bad) = (
+            group.prompt.clone(),
+            group.rollouts[0].tokens.clone(),
+            group.rollouts[1].tokens.clone(),
+        );
         let logp = |c: &Vec<u32>| -> f32 {
             let (l, _) = policy
                 .completion_logprobs(&prompt, std::slice::from_ref(c))
@@ -207,20 +226,6 @@ mod tests {
             l.sum_all().unwrap().to_scalar::<f32>().unwrap()
         };
         let (good0, bad0) = (logp(&good), logp(&bad));
-        let group = Group {
-            task: 0,
-            prompt: prompt.clone(),
-            rollouts: vec![
-                Rollout {
-                    tokens: good.clone(),
-                    reward: 1.0,
-                },
-                Rollout {
-                    tokens: bad.clone(),
-                    reward: -1.0,
-                },
-            ],
-        };
         let mut opt = Optimizer::new(
             policy.trainable_vars(),
             &OptimizerConfig {
@@ -250,28 +255,10 @@ mod tests {
     /// penalty slows the move: with a large β the rewarded completion gains less.
     #[test]
     fn the_kl_term_holds_the_policy_near_the_reference() {
-        use crate::train::{tokenizer, Optimizer, OptimizerConfig};
-        let corpus = ["fix the bug in total()", "return a + b", "return a - b"];
+        use crate::train::{Optimizer, OptimizerConfig};
         let gain = |beta: f64| -> (f32, f32) {
-            let tok = tokenizer::train_bpe(corpus.iter(), 300).unwrap();
-            let policy = Policy::small(7, tok, &candle_core::Device::Cpu).unwrap();
-            let prompt = policy.encode("fix the bug in total()").unwrap();
-            let good = policy.encode("return a + b").unwrap();
-            let bad = policy.encode("return a - b").unwrap();
-            let group = Group {
-                task: 0,
-                prompt: prompt.clone(),
-                rollouts: vec![
-                    Rollout {
-                        tokens: good.clone(),
-                        reward: 1.0,
-                    },
-                    Rollout {
-                        tokens: bad.clone(),
-                        reward: -1.0,
-                    },
-                ],
-            };
+            let (policy, group) = rewarded_pair();
+            let (prompt, good) = (group.prompt.clone(), group.rollouts[0].tokens.clone());
             let groups = std::slice::from_ref(&group);
             let reference = old_logprobs(&policy, groups).unwrap();
             let cfg = GrpoConfig {

@@ -639,18 +639,7 @@ pub fn train(cfg: &TrainConfig) -> Result<TrainSummary, TrainLoopError> {
                 let e = &episodes[idx];
                 let samples =
                     policy.sample(&e.prompt, cfg.group, cfg.max_new, cfg.temperature, &mut rng)?;
-                let edits: Vec<String> = samples
-                    .iter()
-                    .map(|s| {
-                        let body: Vec<u32> = s
-                            .tokens
-                            .iter()
-                            .copied()
-                            .filter(|t| !policy.eos_ids().contains(t))
-                            .collect();
-                        policy.decode(&body)
-                    })
-                    .collect::<Result<_, _>>()?;
+                let edits = decode_edits(&policy, &samples)?;
                 let rewards = env.reward_many(&e.task, &edits)?;
                 let mut values = Vec::new();
                 let mut rollouts = Vec::new();
