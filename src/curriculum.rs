@@ -538,7 +538,7 @@ pub fn plan_combinations(
     for (i, t) in tasks.iter().enumerate() {
         if let Some(lines) = touched(t) {
             groups
-                .entry((&t.repo, &t.base_commit, &t.metadata.location.file))
+                .entry((&t.repo, t.clean_commit(), &t.metadata.location.file))
                 .or_default()
                 .push((i, lines));
         }
@@ -666,7 +666,7 @@ pub fn combine_patches(members: &[&Task], clean: &str) -> Result<CombinedPatches
     let mut changes: Vec<Change> = Vec::new();
     for t in members {
         if t.repo != first.repo
-            || t.base_commit != first.base_commit
+            || t.clean_commit() != first.clean_commit()
             || &t.metadata.location.file != file
         {
             return Err(CombineError::NotSameFile(t.instance_id.clone()));
@@ -752,7 +752,24 @@ pub fn combine_task(members: &[&Task], clean: &str) -> Result<Task, CombineError
         .map(|t| t.metadata.difficulty.score)
         .fold(0.0, f64::max);
     let mut task = first.clone();
-    task.instance_id = format!("{}__multi{depth}__{}", first.repo, &hash[..8]);
+    task.instance_id = format!("{}__multi{depth}__{}", first.seed_name(), &hash[..8]);
+    // No start state of its own is made for a combination (training only): it is entered
+    // from the clean commit with the start patch, in the repository image.
+    let start_state = first.metadata.start_state.clone().map(|mut s| {
+        let mut removed: Vec<String> = Vec::new();
+        for f in members.iter().flat_map(|m| m.removed_files()) {
+            if !removed.contains(f) {
+                removed.push(f.clone());
+            }
+        }
+        s.removed_files = removed;
+        s
+    });
+    if let Some(s) = &start_state {
+        task.base_commit = s.clean_commit.clone();
+        task.environment_setup_commit = s.clean_commit.clone();
+        task.image_name = s.repo_image.clone();
+    }
     task.patch = c.patch.clone();
     task.bug_patch = c.bug_patch;
     task.test_patch = c.test_patch;
@@ -809,6 +826,8 @@ pub fn combine_task(members: &[&Task], clean: &str) -> Result<Task, CombineError
         tool_version: crate::VERSION.to_string(),
         issue_style: "multi".to_string(),
         issue_rewrite: Default::default(),
+        start_state,
+        dropped_test_ids: Default::default(),
     };
     Ok(task)
 }

@@ -25,7 +25,7 @@
 
 use crate::repo;
 use crate::seed;
-use git2::{Oid, Repository, Signature};
+use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -126,6 +126,7 @@ struct TaskLine {
     repo: String,
     base_commit: String,
     bug_patch: String,
+    test_patch: String,
     language: Option<crate::lang::Language>,
     metadata: TaskMeta,
 }
@@ -134,11 +135,32 @@ struct TaskLine {
 #[serde(default)]
 struct TaskMeta {
     environment: EnvLine,
+    start_state: Option<crate::start_state::StartStateInfo>,
+}
+
+impl TaskLine {
+    /// The seed's clean commit (`base_commit` in records written before start states).
+    fn clean(&self) -> &str {
+        self.metadata
+            .start_state
+            .as_ref()
+            .map(|s| s.clean_commit.as_str())
+            .unwrap_or(&self.base_commit)
+    }
+
+    fn seed(&self) -> &str {
+        if self.metadata.environment.seed.is_empty() {
+            &self.repo
+        } else {
+            &self.metadata.environment.seed
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct EnvLine {
+    seed: String,
     source: String,
 }
 
@@ -257,7 +279,7 @@ pub fn export(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
             fail(&mut summary, id, seed, reason);
             continue;
         }
-        by_seed.entry(t.repo.clone()).or_default().push(t);
+        by_seed.entry(t.seed().to_string()).or_default().push(t);
     }
 
     for (seed_name, tasks) in &by_seed {
@@ -276,7 +298,11 @@ pub fn export(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
 
 /// The seed's source repository (a mirror) holding `base`, imported through the library.
 fn source_repository(cache: &Path, tasks_file: &Path, t: &TaskLine) -> Result<Repository, String> {
-    // A one-seed manifest, so the name and the source go through the manifest's checks.
+    // A one-seed manifest, so the name and the source go through the manifest's checks; a
+    // relative source is found beside the tasks file or among the demo seeds.
+    let near = seed::record_base_dir(&t.metadata.environment.source, tasks_file, cache)
+        .join("tasks.jsonl");
+    let tasks_file = near.as_path();
     let git_source = {
         let probe = seed::parse_manifest(&manifest_text(t, None), tasks_file)
             .map_err(|e| format!("the recorded seed is not usable: {e}"))?;
@@ -286,10 +312,10 @@ fn source_repository(cache: &Path, tasks_file: &Path, t: &TaskLine) -> Result<Re
         matches!(s, seed::Source::GitUrl(_) | seed::Source::LocalGit(_))
     };
     // Git sources are pinned at the base commit; directories and sdists take no revision.
-    let text = manifest_text(t, git_source.then_some(t.base_commit.as_str()));
+    let text = manifest_text(t, git_source.then_some(t.clean()));
     let m = seed::parse_manifest(&text, tasks_file).map_err(|e| e.to_string())?;
     let lock =
-        crate::lock::FileLock::exclusive(&cache.join("locks").join(format!("{}.lock", t.repo)))
+        crate::lock::FileLock::exclusive(&cache.join("locks").join(format!("{}.lock", t.seed())))
             .map_err(|e| format!("locking the seed's cache entries: {e}"))?;
     let imported = repo::import(&m.seeds[0], &m.base_dir, cache);
     drop(lock);
@@ -297,12 +323,14 @@ fn source_repository(cache: &Path, tasks_file: &Path, t: &TaskLine) -> Result<Re
     let mirror = Repository::open_bare(&r.mirror)
         .or_else(|_| Repository::open(&r.mirror))
         .map_err(|e| format!("opening {}: {}", r.mirror.display(), e.message()))?;
-    let oid = Oid::from_str(&t.base_commit)
-        .map_err(|_| format!("base_commit `{}` is not a commit id", t.base_commit))?;
+    let oid = Oid::from_str(t.clean())
+        .map_err(|_| format!("the clean commit `{}` is not a commit id", t.clean()))?;
     if mirror.find_commit(oid).is_err() {
         return Err(format!(
-            "base commit {} is not in {} (its source now gives {})",
-            t.base_commit, t.metadata.environment.source, r.commit
+            "the clean commit {} is not in {} (its source now gives {})",
+            t.clean(),
+            t.metadata.environment.source,
+            r.commit
         ));
     }
     Ok(mirror)
@@ -310,7 +338,7 @@ fn source_repository(cache: &Path, tasks_file: &Path, t: &TaskLine) -> Result<Re
 
 fn manifest_text(t: &TaskLine, revision: Option<&str>) -> String {
     let mut entry = serde_json::json!({
-        "name": t.repo,
+        "name": t.seed(),
         "source": t.metadata.environment.source,
         "language": t.language,
     });
@@ -369,8 +397,8 @@ fn export_seed(
     // Base commits in the order the file first names them.
     let mut bases: Vec<&str> = Vec::new();
     for t in tasks {
-        if !bases.contains(&t.base_commit.as_str()) {
-            bases.push(&t.base_commit);
+        if !bases.contains(&t.clean()) {
+            bases.push(t.clean());
         }
     }
     // The seed's name becomes a path: the manifest check (inside `source_repository`) rejects
@@ -392,7 +420,7 @@ fn export_seed(
     };
     let mut kept_branches = BTreeSet::new();
     for base in bases {
-        let of_base: Vec<&TaskLine> = tasks.iter().filter(|t| t.base_commit == base).collect();
+        let of_base: Vec<&TaskLine> = tasks.iter().filter(|t| t.clean() == base).collect();
         let src = match source_repository(&cfg.cache, tasks_file, of_base[0]) {
             Ok(r) => r,
             Err(reason) => {
@@ -430,15 +458,10 @@ fn export_seed(
             export.main = Some(base.to_string());
         }
         export.base_commits.push(base.to_string());
-        let tree = base_commit
-            .tree()
-            .map_err(git_err(format!("reading the tree of {base}")))?;
-        let when = base_commit.committer().when();
-        let sig = Signature::new("swe-forge", "swe-forge@localhost", &when)
-            .map_err(git_err("making the signature"))?;
+        drop(base_commit);
         for t in of_base {
             let branch = branch_name(&t.instance_id);
-            match task_commit(dst, &tree, &base_commit, &sig, t) {
+            match task_commit(dst, base, t) {
                 Ok(commit) => {
                     dst.reference(
                         &format!("refs/heads/{branch}"),
@@ -474,34 +497,34 @@ fn export_seed(
     Ok(())
 }
 
-/// The buggy state of a task: its bug patch applied to the base tree, committed on the base.
-fn task_commit(
-    dst: &Repository,
-    tree: &git2::Tree<'_>,
-    base: &git2::Commit<'_>,
-    sig: &Signature<'_>,
-    t: &TaskLine,
-) -> Result<Oid, String> {
-    let diff = git2::Diff::from_buffer(t.bug_patch.as_bytes())
-        .map_err(|e| format!("bug_patch does not parse as a diff: {}", e.message()))?;
-    let mut index = dst.apply_to_tree(tree, &diff, None).map_err(|e| {
-        format!(
-            "bug_patch does not apply to the base commit: {}",
-            e.message()
-        )
-    })?;
-    let buggy = index
-        .write_tree_to(dst)
-        .map_err(|e| format!("writing the buggy tree: {}", e.message()))?;
-    if buggy == tree.id() {
+/// The start state of a task, made in the export from its clean commit, `bug_patch` and the
+/// removed test files: one parentless commit, which must be the record's `base_commit`
+/// (records written before start states get theirs made here, without removed files).
+fn task_commit(dst: &Repository, clean: &str, t: &TaskLine) -> Result<Oid, String> {
+    let (removed, mode) = match &t.metadata.start_state {
+        Some(s) => (s.removed_files.clone(), s.hidden_tests),
+        None => (Vec::new(), crate::start_state::HiddenTests::Visible),
+    };
+    let st = crate::start_state::build(dst, clean, &t.bug_patch, &removed, mode, "")
+        .map_err(|e| e.to_string())?;
+    let clean_tree = dst
+        .find_commit(Oid::from_str(clean).map_err(|e| e.message().to_string())?)
+        .and_then(|c| c.tree())
+        .map_err(|e| e.message().to_string())?;
+    let start_tree = dst
+        .find_commit(st.commit)
+        .and_then(|c| c.tree())
+        .map_err(|e| e.message().to_string())?;
+    if start_tree.id() == clean_tree.id() {
         return Err("bug_patch changes nothing".to_string());
     }
-    let buggy = dst
-        .find_tree(buggy)
-        .map_err(|e| format!("reading the buggy tree: {}", e.message()))?;
-    let message = format!("swe-forge task {}\n", t.instance_id);
-    dst.commit(None, sig, sig, &message, &buggy, &[base])
-        .map_err(|e| format!("committing: {}", e.message()))
+    if t.metadata.start_state.is_some() && st.commit.to_string() != t.base_commit {
+        return Err(format!(
+            "the start state made here is {}, not the record's base_commit {}",
+            st.commit, t.base_commit
+        ));
+    }
+    Ok(st.commit)
 }
 
 /// Delete `refs/heads/task/*` not in `keep`; returns the names removed.
@@ -643,7 +666,7 @@ mod tests {
         assert_eq!(s.exported.len(), 1, "{:?}", s.failed);
         assert_eq!(s.failed.len(), 1);
         assert!(
-            s.failed[0].reason.contains("does not apply"),
+            s.failed[0].reason.contains("applying bug_patch"),
             "{:?}",
             s.failed
         );
@@ -659,8 +682,9 @@ mod tests {
             .unwrap()
             .peel_to_commit()
             .unwrap();
-        assert_eq!(task.parent_id(0).unwrap(), main.id());
-        assert_eq!(task.message().unwrap(), "swe-forge task s__a__1\n");
+        // The start state: parentless, neutral.
+        assert_eq!(task.parent_count(), 0);
+        assert_eq!(task.message().unwrap(), crate::start_state::MESSAGE);
         let blob = task
             .tree()
             .unwrap()

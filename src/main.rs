@@ -245,6 +245,16 @@ enum ImageCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Build the task images the records of TASKS.jsonl name (`image_name`: the start state
+    /// over the repository image) from the records alone: each seed is imported afresh, its
+    /// repository image found or rebuilt, the start state rebuilt and checked against
+    /// `base_commit`. Reused when present. Exit 0: every image is there; 1: some failed.
+    Tasks {
+        tasks: PathBuf,
+        /// One JSON object per task, then a summary object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -316,6 +326,11 @@ struct RunArgs {
     /// Do not synthesize tests for survivors (Python): they stay `not-killed`/`not-covered`.
     #[arg(long)]
     no_synthesis: bool,
+    /// Leave the FAIL_TO_PASS tests' files in the agent's start state (an easier variant;
+    /// recorded as `metadata.start_state.hidden_tests: visible`). By default they are removed
+    /// and `test_patch` restores them at grading time.
+    #[arg(long)]
+    visible_tests: bool,
     /// Rewrite the issue texts of accepted tasks with a language model behind this
     /// OpenAI-compatible API (base URL, e.g. http://127.0.0.1:8000/v1). A bearer token is read
     /// from SWE_FORGE_ISSUE_LLM_KEY. A rewrite that fails or leaks keeps the template text.
@@ -414,6 +429,53 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 );
             }
             Ok(0)
+        }
+        Command::Image {
+            what: ImageCommand::Tasks { tasks, json },
+        } => {
+            let text = std::fs::read_to_string(&tasks)
+                .with_context(|| format!("reading {}", tasks.display()))?;
+            let mut records = Vec::new();
+            for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+                let t: swe_forge::task::Task = serde_json::from_str(line)
+                    .with_context(|| format!("{}: line {} is not a task record", tasks.display(), i + 1))?;
+                records.push(t);
+            }
+            let (summary, lines) = swe_forge::task_images::build_from_records(
+                &records,
+                &tasks,
+                &cache,
+                Default::default(),
+                &|line| tracing::info!("{line}"),
+            )
+            .map_err(anyhow::Error::msg)?;
+            for l in &lines {
+                if json {
+                    println!("{}", serde_json::to_string(l)?);
+                } else {
+                    println!(
+                        "{:<8} {}  {}{}",
+                        l.status,
+                        l.image.as_deref().unwrap_or("-"),
+                        l.instance_id,
+                        if l.detail.is_empty() { String::new() } else { format!("  ({})", l.detail) }
+                    );
+                }
+            }
+            if json {
+                println!("{}", serde_json::to_string(&summary)?);
+            } else {
+                println!(
+                    "task images: {} built, {} reused, {} failed in {:.1}s; layer median {} B, max {} B",
+                    summary.built,
+                    summary.reused,
+                    summary.failed,
+                    summary.seconds,
+                    summary.layer_bytes_median.unwrap_or(0),
+                    summary.layer_bytes_max.unwrap_or(0)
+                );
+            }
+            Ok(if summary.failed > 0 { 1 } else { 0 })
         }
         Command::Train(a) => {
             use swe_forge::train::trainer;
@@ -639,6 +701,7 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
         candidates_file: candidates,
         progress: !args.json && !quiet,
         synthesize: !args.no_synthesis,
+        visible_tests: args.visible_tests,
         issue_llm: args.issue_llm.clone().map(|endpoint| {
             let mut c = swe_forge::issue_llm::LlmConfig::new(endpoint);
             c.model = args.issue_llm_model.clone();

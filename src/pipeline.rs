@@ -92,6 +92,9 @@ pub struct RunConfig {
     /// (the training generator's rounds: each verifies `max_total` new candidates). Off for
     /// `run`, where an interrupted run resumes the same sample.
     pub undecided_only: bool,
+    /// `--visible-tests`: leave the FAIL_TO_PASS tests' files in the agent's start state (an
+    /// easier variant; recorded as `metadata.start_state.hidden_tests: visible`).
+    pub visible_tests: bool,
 }
 
 /// What happened to one seed.
@@ -128,6 +131,14 @@ pub struct SeedSummary {
     pub image_id: Option<String>,
     /// Whether this run built the image (false: an image with the same content hash was reused).
     pub image_built: bool,
+    /// Test ids the accepted tasks left out because SWE-bench's log parsers cannot read them
+    /// back (`fail_to_pass`, `pass_to_pass`); candidates rejected for it count under
+    /// `rejected["unreadable-test-ids"]`.
+    pub dropped_test_ids: task::DroppedTestIds,
+    /// Task images (`image_name`: the start state over the repository image) built by this
+    /// run, reused, and failed (with the reasons logged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_images: Option<crate::sandbox::task_image::TaskImagesSummary>,
 }
 
 /// What `run` did.
@@ -469,6 +480,31 @@ fn run_seed(
     verify_all(cfg, &ctx, runner, todo, store)?;
     store.add_stage_time(&seed.name, "verify", t.elapsed().as_secs_f64())?;
 
+    // Task images: each accepted task's start state over the repository image.
+    if sandbox.kind() == "docker" && !STOP.load(Ordering::SeqCst) {
+        let t = Instant::now();
+        let decided = store.decided()?;
+        let tasks: Vec<&Task> = decided
+            .iter()
+            .filter(|d| d.seed == seed.name)
+            .filter_map(|d| d.task.as_ref())
+            .filter(|t| t.image_name.is_some())
+            .collect();
+        if !tasks.is_empty() {
+            let pb = spinner(cfg.progress, format!("{}: task images", seed.name));
+            let (summary, _) = crate::task_images::build_for_tasks(
+                &cfg.cache,
+                &repo.mirror,
+                &tasks,
+                &|msg: &str| pb.set_message(format!("{}: {msg}", seed.name)),
+            );
+            pb.finish_and_clear();
+            tracing::info!(seed = %seed.name, built = summary.built, reused = summary.reused, failed = summary.failed, seconds = summary.seconds, "task images");
+            s.task_images = Some(summary);
+        }
+        store.add_stage_time(&seed.name, "task-images", t.elapsed().as_secs_f64())?;
+    }
+
     // Tally from the store (includes resumed decisions).
     for d in store.decided()?.iter().filter(|d| d.seed == seed.name) {
         s.decided += 1;
@@ -483,6 +519,10 @@ fn run_seed(
         match d.outcome.verdict.reason() {
             None => s.accepted += 1,
             Some(r) => *s.rejected.entry(r.to_string()).or_default() += 1,
+        }
+        if let Some(t) = &d.task {
+            s.dropped_test_ids.fail_to_pass += t.metadata.dropped_test_ids.fail_to_pass;
+            s.dropped_test_ids.pass_to_pass += t.metadata.dropped_test_ids.pass_to_pass;
         }
         if let Some(key) = d
             .task
@@ -609,8 +649,13 @@ fn verify_all(
             match msg {
                 Ok((cand, mut outcome)) => {
                     pb.inc(1);
+                    let dropped = if outcome.verdict.is_accepted() {
+                        keep_readable_ids(&mut outcome)
+                    } else {
+                        Default::default()
+                    };
                     let task = if outcome.verdict.is_accepted() {
-                        match build_task(ctx, &cand, &outcome) {
+                        match build_task(cfg, ctx, &cand, &outcome, dropped) {
                             Ok((mut t, key_values)) => match crate::leak::find_leak(&t) {
                                 None => {
                                     // Only now, for a task that is accepted either way.
@@ -787,14 +832,55 @@ fn rewrite_issue(rw: &crate::issue_llm::Rewriter, task: &mut Task, key_values: &
 
 /// The task of an accepted candidate, and the values of its issue text a rewrite must keep.
 fn build_task(
+    cfg: &RunConfig,
     ctx: &SeedContext<'_>,
     cand: &Candidate,
     outcome: &Outcome,
+    dropped_test_ids: task::DroppedTestIds,
 ) -> Result<(Task, Vec<String>), String> {
     let repo = ctx.repo;
     let clean = std::fs::read_to_string(repo.checkout.join(&cand.file))
         .map_err(|e| format!("reading {}: {e}", cand.file))?;
-    let patch = task::gold_patch(&clean, cand);
+    let buggy = task::buggy_text(&clean, cand);
+    let patch = task::file_diff_indexed(&cand.file, &buggy, &clean);
+    let bug_patch = task::file_diff_indexed(&cand.file, &clean, &buggy);
+    // The start state: the buggy tree, parentless, without the FAIL_TO_PASS tests' files.
+    let (hidden, mode) = if cfg.visible_tests {
+        (Vec::new(), crate::start_state::HiddenTests::Visible)
+    } else {
+        (
+            crate::start_state::test_files_of(&outcome.fail_to_pass, &repo.profile.test_files),
+            crate::start_state::HiddenTests::Files,
+        )
+    };
+    let mirror = git2::Repository::open_bare(&repo.mirror)
+        .or_else(|_| git2::Repository::open(&repo.mirror))
+        .map_err(|e| format!("opening the mirror: {}", e.message()))?;
+    let mut start = crate::start_state::build(
+        &mirror,
+        &repo.commit,
+        &bug_patch,
+        &hidden,
+        mode,
+        &outcome.test_patch,
+    )
+    .map_err(|e| e.to_string())?;
+    start.info.repo_image = ctx.image.clone();
+    let base_commit = start.commit.to_string();
+    let image_name = ctx
+        .image
+        .as_deref()
+        .map(|repo_image| crate::sandbox::task_image::tag(repo_image, &base_commit));
+    // Runs name their logs relative to OUT.
+    let runs: Vec<crate::run::Run> = outcome
+        .runs
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            r.log_path = r.log_path.map(|p| relative_to(&p, &cfg.out));
+            r
+        })
+        .collect();
     let buggy_run = outcome.runs.iter().find(|r| r.label == "buggy#1");
     let input = IssueInput {
         candidate: cand,
@@ -818,10 +904,10 @@ fn build_task(
     Ok((
         Task {
             instance_id: task::instance_id(&repo.name, cand),
-            repo: repo.name.clone(),
-            base_commit: repo.commit.clone(),
+            repo: repo.seed.repo_name(),
+            base_commit: base_commit.clone(),
             patch,
-            test_patch: outcome.test_patch.clone(),
+            test_patch: start.test_patch,
             problem_statement,
             hints_text: String::new(),
             created_at: task::now_utc(),
@@ -830,11 +916,11 @@ fn build_task(
                 .revision
                 .clone()
                 .unwrap_or_else(|| "0".to_string()),
-            environment_setup_commit: repo.commit.clone(),
+            environment_setup_commit: base_commit,
             fail_to_pass: outcome.fail_to_pass.clone(),
             pass_to_pass: outcome.pass_to_pass.clone(),
-            bug_patch: cand.bug_patch.clone(),
-            image_name: ctx.image.clone(),
+            bug_patch,
+            image_name,
             language: repo.profile.language,
             metadata: task::TaskMetadata {
                 mutators: vec![cand.mutator.clone()],
@@ -870,10 +956,12 @@ fn build_task(
                             duration_s: r.duration_s,
                         })
                         .collect(),
-                    runs: outcome.runs.clone(),
+                    runs,
                 },
                 environment: task::EnvironmentInfo {
-                    source: repo.source.clone(),
+                    seed: repo.name.clone(),
+                    // As the manifest gave it: no path of this machine.
+                    source: repo.seed.source.clone(),
                     install: repo.profile.install_command.clone(),
                     test_command: ctx.test_command.clone(),
                     python_path: repo.profile.python_path.clone(),
@@ -881,10 +969,53 @@ fn build_task(
                 tool_version: crate::VERSION.to_string(),
                 issue_style: issue_style.to_string(),
                 issue_rewrite: Default::default(),
+                start_state: Some(start.info),
+                dropped_test_ids,
             },
         },
         key_values,
     ))
+}
+
+/// `path` relative to `base` when it lies under it (else unchanged).
+fn relative_to(path: &str, base: &Path) -> String {
+    let base_abs = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    for b in [base.to_path_buf(), base_abs] {
+        if let Ok(rel) = Path::new(path).strip_prefix(&b) {
+            return rel.display().to_string();
+        }
+    }
+    path.to_string()
+}
+
+/// Keep only the test ids SWE-bench's log parsers read back ([`task::harness_readable`]):
+/// unreadable PASS_TO_PASS ids are dropped; unreadable FAIL_TO_PASS ids are dropped while
+/// another FAIL_TO_PASS test remains, else the candidate is rejected
+/// (`unreadable-test-ids`). Returns the counts dropped.
+fn keep_readable_ids(outcome: &mut Outcome) -> task::DroppedTestIds {
+    let mut dropped = task::DroppedTestIds::default();
+    let before = outcome.pass_to_pass.len();
+    outcome.pass_to_pass.retain(|id| task::harness_readable(id));
+    dropped.pass_to_pass = before - outcome.pass_to_pass.len();
+    let readable: Vec<String> = outcome
+        .fail_to_pass
+        .iter()
+        .filter(|id| task::harness_readable(id))
+        .cloned()
+        .collect();
+    if readable.is_empty() && !outcome.fail_to_pass.is_empty() {
+        outcome.verdict = Verdict::rejected(
+            crate::verdict::Reason::UnreadableTestIds,
+            format!(
+                "every FAIL_TO_PASS id has whitespace SWE-bench's log parsers cut: {}",
+                outcome.fail_to_pass.join(", ")
+            ),
+        );
+        return dropped;
+    }
+    dropped.fail_to_pass = outcome.fail_to_pass.len() - readable.len();
+    outcome.fail_to_pass = readable;
+    dropped
 }
 
 /// The last part of a qualified name (`Ledger.ship` → `ship`).

@@ -1161,6 +1161,7 @@ mod tests {
             test: None,
             include: vec![],
             exclude: vec![],
+            repo: None,
         }
     }
 

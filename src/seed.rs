@@ -48,6 +48,10 @@ pub struct Seed {
     pub include: Vec<String>,
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// `owner/name` for the task records' `repo` field, where the source does not tell it (a
+    /// git URL does: `https://host/owner/name.git` → `owner/name`). Default: the seed name.
+    #[serde(default)]
+    pub repo: Option<String>,
 }
 
 /// Why a manifest or one of its seeds is unusable. Every message starts with where the fault
@@ -103,6 +107,9 @@ pub enum SeedError {
     /// A seed name with characters that cannot go into ids and paths.
     #[error("{at}: invalid seed name `{name}` (use letters, digits, `-`, `_` and `.`, starting with a letter or digit)")]
     BadName { at: String, name: String },
+    /// A `repo:` that is not `owner/name`.
+    #[error("{at}: invalid repo `{repo}` (use `owner/name`)")]
+    BadRepo { at: String, repo: String },
     /// An include/exclude glob that does not compile.
     #[error("{at}: invalid glob `{glob}`: {reason}")]
     BadGlob {
@@ -196,9 +203,67 @@ pub fn parse_manifest(text: &str, path: &Path) -> Result<Manifest, SeedError> {
                 }
             }
         }
+        if let Some(r) = &seed.repo {
+            if !valid_repo(r) {
+                return Err(SeedError::BadRepo {
+                    at: at("repo"),
+                    repo: r.clone(),
+                });
+            }
+        }
         seed.resolve_source_at(&manifest.base_dir, &at("source"))?;
     }
     Ok(manifest)
+}
+
+/// The directory a record's relative `source` is relative to: the directory of the file the
+/// record was read from when the source is there, else the embedded demo seeds' directory
+/// (extracted into `cache`) when it names one of them, else `near`'s directory.
+pub fn record_base_dir(source: &str, near: &Path, cache: &Path) -> PathBuf {
+    let near_dir = near
+        .parent()
+        .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let s = Path::new(source.trim());
+    if s.is_absolute() || scheme_of(source.trim()).is_some() || is_scp_like(source.trim()) {
+        return near_dir;
+    }
+    if near_dir.join(s).exists() {
+        return near_dir;
+    }
+    if let Ok(demo) = crate::assets::demo_manifest(cache) {
+        if let Some(dir) = demo.parent() {
+            if dir.join(s).exists() {
+                return dir.to_path_buf();
+            }
+        }
+    }
+    near_dir
+}
+
+/// `owner/name`: two non-empty parts of letters, digits, `-`, `_`, `.`.
+fn valid_repo(r: &str) -> bool {
+    let mut parts = r.split('/');
+    let ok = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p != "." && p != ".." && valid_name(p));
+    ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
+}
+
+/// `owner/name` from a git URL's last two path parts (`.git` dropped), if it has them.
+pub fn repo_from_url(url: &str) -> Option<String> {
+    let path = if is_scp_like(url) {
+        url.split_once(':')?.1
+    } else {
+        let rest = url.split_once("://")?.1;
+        rest.split_once('/')?.1
+    };
+    let path = path.trim_end_matches('/');
+    let path = path.strip_suffix(".git").unwrap_or(path);
+    let mut parts = path.rsplit('/');
+    let name = parts.next()?;
+    let owner = parts.next()?;
+    let r = format!("{owner}/{name}");
+    valid_repo(&r).then_some(r)
 }
 
 /// Letters, digits, `-`, `_`, `.`; starts with a letter or digit (so never `.` or `..`).
@@ -252,6 +317,23 @@ fn parse_sdist(spec: &str) -> Result<(String, String), String> {
 }
 
 impl Seed {
+    /// The task records' `repo`: the manifest's `repo:`, else `owner/name` of a git URL
+    /// source, else the seed name.
+    pub fn repo_name(&self) -> String {
+        if let Some(r) = &self.repo {
+            return r.clone();
+        }
+        let given = self.source.trim();
+        let is_url = is_scp_like(given)
+            || scheme_of(given).is_some_and(|s| GIT_SCHEMES.contains(&s.to_ascii_lowercase().as_str()));
+        if is_url {
+            if let Some(r) = repo_from_url(given) {
+                return r;
+            }
+        }
+        self.name.clone()
+    }
+
     /// Decide where this seed comes from. Local paths are resolved against `base_dir` (the
     /// manifest's directory), must exist, and come back canonical. Errors name the seed.
     pub fn resolve_source(&self, base_dir: &Path) -> Result<Source, SeedError> {
@@ -458,6 +540,26 @@ mod tests {
     }
 
     #[test]
+    fn repo_names_come_from_the_manifest_or_the_url() {
+        let s = |source: &str, repo: Option<&str>| Seed {
+            source: source.into(),
+            repo: repo.map(String::from),
+            ..seed_named("s")
+        };
+        assert_eq!(s("https://github.com/a/b.git", None).repo_name(), "a/b");
+        assert_eq!(s("git@github.com:a/b.git", None).repo_name(), "a/b");
+        assert_eq!(s("file:///srv/r.git", None).repo_name(), "srv/r");
+        assert_eq!(s("pypi:six==1.16.0", None).repo_name(), "s");
+        assert_eq!(s("pypi:six==1.16.0", Some("benjaminp/six")).repo_name(), "benjaminp/six");
+        assert_eq!(s("dir", None).repo_name(), "s");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.yaml");
+        std::fs::write(&path, "seeds:\n  - name: a\n    source: pypi:six==1.16.0\n    language: python\n    repo: no-slash\n").unwrap();
+        let e = load_manifest(&path).unwrap_err().to_string();
+        assert!(e.contains("seeds[0].repo") && e.contains("owner/name"), "{e}");
+    }
+
+    #[test]
     fn bad_sdist_spec() {
         let msg = err("seeds:\n  - name: a\n    source: pypi:six\n    language: python\n");
         assert!(
@@ -567,6 +669,7 @@ mod tests {
             test: None,
             include: vec![],
             exclude: vec![],
+            repo: None,
         }
     }
 }

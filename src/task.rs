@@ -54,6 +54,69 @@ pub struct TaskMetadata {
     /// rewrite was not used; `{"source": "template"}` when none was asked for.
     #[serde(default)]
     pub issue_rewrite: crate::issue_llm::IssueRewrite,
+    /// Where the start state (`base_commit`) comes from: the clean commit `bug_patch` applies
+    /// to, the hidden-tests mode and the files it removed. Absent in records written before
+    /// start states (their `base_commit` is the clean commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_state: Option<crate::start_state::StartStateInfo>,
+    /// Test ids left out of FAIL_TO_PASS / PASS_TO_PASS because a SWE-bench log parser
+    /// cannot read them back (see `task::harness_readable`).
+    #[serde(default)]
+    pub dropped_test_ids: DroppedTestIds,
+}
+
+/// How many test ids a task left out because standard harnesses cannot read them back.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DroppedTestIds {
+    pub fail_to_pass: usize,
+    pub pass_to_pass: usize,
+}
+
+impl Task {
+    /// The seed's name (ids, cache entries).
+    pub fn seed_name(&self) -> &str {
+        if self.metadata.environment.seed.is_empty() {
+            &self.repo
+        } else {
+            &self.metadata.environment.seed
+        }
+    }
+
+    /// The commit `bug_patch` applies to: the seed's clean commit.
+    pub fn clean_commit(&self) -> &str {
+        self.metadata
+            .start_state
+            .as_ref()
+            .map(|s| s.clean_commit.as_str())
+            .unwrap_or(&self.base_commit)
+    }
+
+    /// The test files the start state removed (restored by `test_patch`).
+    pub fn removed_files(&self) -> &[String] {
+        self.metadata
+            .start_state
+            .as_ref()
+            .map(|s| s.removed_files.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// The patch that takes the clean commit's tree to the start state's: `bug_patch`, then
+    /// the removal of the hidden test files.
+    pub fn start_patch(&self) -> String {
+        let mut p = self.bug_patch.clone();
+        p.push_str(&crate::start_state::deletion_patch(
+            &self.test_patch,
+            self.removed_files(),
+        ));
+        p
+    }
+}
+
+/// Whether SWE-bench's pytest log parsers read a test id back as it is written: they split a
+/// result line on whitespace, so an id with whitespace in it (a parametrized id such as
+/// `test_x[a b]`) comes back cut. Ids with a control character are refused too.
+pub fn harness_readable(id: &str) -> bool {
+    !id.is_empty() && !id.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -108,6 +171,12 @@ pub struct RunRef {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EnvironmentInfo {
+    /// The seed's name in its manifest (ids, caches); records written before it have
+    /// `repo` for it.
+    #[serde(default)]
+    pub seed: String,
+    /// The seed's source as the manifest gave it (relative paths are relative to the
+    /// manifest; the embedded demo seeds are found by name).
     pub source: String,
     pub install: Option<String>,
     pub test_command: String,
@@ -144,7 +213,21 @@ pub fn file_diff(path: &str, old: &str, new: &str) -> String {
     format!("diff --git a/{path} b/{path}\n{body}")
 }
 
-/// The gold fix for a candidate: buggy → clean.
+/// [`file_diff`] with an `index OLD..NEW` line naming both sides' blob ids, so that a reader
+/// (and the audit) can tell which objects the patch comes from and goes to.
+pub fn file_diff_indexed(path: &str, old: &str, new: &str) -> String {
+    let d = file_diff(path, old, new);
+    let id = |t: &str| {
+        git2::Oid::hash_object(git2::ObjectType::Blob, t.as_bytes())
+            .map(|o| o.to_string()[..12].to_string())
+            .unwrap_or_default()
+    };
+    match d.split_once('\n') {
+        Some((first, rest)) => format!("{first}\nindex {}..{}\n{rest}", id(old), id(new)),
+        None => d,
+    }
+}
+
 /// A `diff --git` that creates `path` with `text`.
 pub fn file_diff_new(path: &str, text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
@@ -163,6 +246,7 @@ pub fn file_diff_new(path: &str, text: &str) -> String {
     out
 }
 
+/// The gold fix for a candidate: buggy → clean.
 pub fn gold_patch(clean: &str, cand: &Candidate) -> String {
     file_diff(&cand.file, &buggy_text(clean, cand), clean)
 }

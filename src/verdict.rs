@@ -34,6 +34,9 @@ pub enum Reason {
     IssueLeak,
     /// The sandbox failed (not the candidate's fault).
     SandboxError,
+    /// Every FAIL_TO_PASS id is one SWE-bench's log parsers cannot read back (whitespace in a
+    /// parametrized id): no harness could grade the task.
+    UnreadableTestIds,
 }
 
 impl Reason {
@@ -52,6 +55,7 @@ impl Reason {
             Reason::SynthesisFailed => "synthesis-failed",
             Reason::IssueLeak => "issue-leak",
             Reason::SandboxError => "sandbox-error",
+            Reason::UnreadableTestIds => "unreadable-test-ids",
         }
     }
 

@@ -1179,7 +1179,7 @@ pub fn ensure_repo_image(
 
 /// The image with this tag, found, or built by `build` (which returns the new image's id)
 /// while holding the tag's lock, so that one process builds a given image at a time.
-fn find_or_build(
+pub(crate) fn find_or_build(
     client: &Client,
     cache: &Path,
     tag: String,
@@ -1502,7 +1502,7 @@ fn host_build_args() -> HashMap<String, String> {
 }
 
 /// Send a build context to the daemon and follow the build; the image id on success.
-fn build_image(
+pub(crate) fn build_image(
     client: &Client,
     tag: &str,
     context: Vec<u8>,

@@ -9,6 +9,7 @@
 pub mod docker;
 pub mod image;
 pub mod local;
+pub mod task_image;
 
 use crate::repo::Repo;
 use crate::run::RunEnd;

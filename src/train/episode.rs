@@ -767,6 +767,7 @@ pub(crate) mod tests {
                     runs: vec![],
                 },
                 environment: EnvironmentInfo {
+                    seed: String::new(),
                     source: "/nowhere".into(),
                     install: None,
                     test_command: "python -m pytest".into(),
@@ -775,6 +776,8 @@ pub(crate) mod tests {
                 tool_version: "0.1.0".into(),
                 issue_style: "report".into(),
                 issue_rewrite: Default::default(),
+                start_state: None,
+                dropped_test_ids: Default::default(),
             },
         }
     }

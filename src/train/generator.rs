@@ -173,6 +173,7 @@ pub fn generate_single(
             synthesize: true,
             issue_llm: None,
             undecided_only: true,
+            visible_tests: false,
         };
         tracing::info!(round, ?mix, "generator: an engine round on {:?}", cfg.seeds);
         let summary = match pipeline::run(&run) {

@@ -215,7 +215,9 @@ impl RewardEnv {
             limits: cfg.limits.clone(),
             progress: false,
         };
-        let envs = Environments::new(&audit_cfg)?;
+        let mut envs = Environments::new(&audit_cfg)?;
+        // One container pool per seed: the repository image, entered with the start patch.
+        envs.prefer_repo_image = true;
         Ok(RewardEnv {
             cfg,
             envs,

@@ -3,20 +3,28 @@
 //!
 //! For each task (or a seeded sample of them), in order:
 //! 1. schema: the line is a [`Task`]; the required fields are non-empty; the id is unique;
-//! 2. environment: a fresh container from the task's `image_name` (Docker), or, without Docker
-//!    or without an image, the local sandbox on a checkout of the seed at `base_commit`,
-//!    imported afresh from `metadata.environment.source`; the tree must be at `base_commit`;
-//! 3. buggy code: from a clean tree, `test_patch` (if any) and `bug_patch` apply; every
-//!    FAIL_TO_PASS test fails (FAILED or ERROR) and every PASS_TO_PASS test passes;
-//! 4. fixed code: from a clean tree, `test_patch`, `bug_patch` and then the gold `patch`
-//!    apply; every FAIL_TO_PASS and PASS_TO_PASS test passes;
-//! 5. the issue text has no leak ([`crate::leak::find_leak`]).
+//! 2. environment: a fresh container from the task's `image_name` (Docker: the task image,
+//!    whose tree is the start state `base_commit`), or, without Docker or without an image,
+//!    the local sandbox on a checkout of the seed at `metadata.start_state.clean_commit`,
+//!    imported afresh from `metadata.environment.source`, where the start state is rebuilt
+//!    from the record (`bug_patch`, the removed files) and must come out as `base_commit`;
+//! 3. safety (in the task image, as the agent's user; [`safety`]): no way back to the fix or
+//!    the hidden tests — no parent, no other ref, no clean blob, no gold line, hidden test or
+//!    clean bytecode anywhere in the file system, and `git checkout -- . && git stash && git
+//!    reset --hard` changes nothing;
+//! 4. buggy code (a no-op patch): on the start state plus `test_patch`, every FAIL_TO_PASS
+//!    test fails (FAILED or ERROR) and every PASS_TO_PASS test passes;
+//! 5. fixed code: from the start state again, the gold `patch` and then `test_patch` apply
+//!    (SWE-bench's order) and every FAIL_TO_PASS and PASS_TO_PASS test passes;
+//! 6. the issue text has no leak ([`crate::leak::find_leak`]).
 //!
 //! Only the listed tests (FAIL_TO_PASS ∪ PASS_TO_PASS) run, and each check runs once: the
 //! pipeline already repeated every check to rule out flakiness; the audit asks whether the
 //! record still holds. A task is `ok`, or `invalid` with the [`Invalid`] reason of its first
 //! problem (every problem found is listed). An environment that fails for one task is
 //! recorded as that task's problem and the audit goes on.
+
+pub mod safety;
 
 use crate::lang::Language;
 use crate::leak;
@@ -94,6 +102,23 @@ pub enum Invalid {
     /// No environment could be made for the task (image absent, import failed, wrong commit,
     /// the test command failed to start).
     Environment,
+    /// The start state rebuilt from the record (clean commit + `bug_patch` − removed files)
+    /// is not `base_commit`.
+    StartStateMismatch,
+    /// The start state has a parent commit, or HEAD is not `base_commit`.
+    BaseHasParent,
+    /// Refs besides the branch, a reflog, a stash, ORIG_HEAD or FETCH_HEAD are present.
+    ExtraGitState,
+    /// A clean blob of a changed file (or a hidden test's blob) is in the object database.
+    CleanObjectReachable,
+    /// `git checkout -- . && git stash && git reset --hard` changed the tree.
+    GitRestoreChangesTree,
+    /// A file of the environment holds the fixed code.
+    GoldCodePresent,
+    /// A file of the environment holds a hidden test.
+    HiddenTestPresent,
+    /// Bytecode or a class compiled from a changed file is present.
+    CleanBuildPresent,
 }
 
 impl Invalid {
@@ -108,6 +133,14 @@ impl Invalid {
             Invalid::PassToPassFailsWithFix => "pass-to-pass-fails-with-fix",
             Invalid::IssueLeak => "issue-leak",
             Invalid::Environment => "environment",
+            Invalid::StartStateMismatch => "start-state-mismatch",
+            Invalid::BaseHasParent => "base-has-parent",
+            Invalid::ExtraGitState => "extra-git-state",
+            Invalid::CleanObjectReachable => "clean-object-reachable",
+            Invalid::GitRestoreChangesTree => "git-restore-changes-tree",
+            Invalid::GoldCodePresent => "gold-code-present",
+            Invalid::HiddenTestPresent => "hidden-test-present",
+            Invalid::CleanBuildPresent => "clean-build-present",
         }
     }
 }
@@ -639,6 +672,10 @@ pub struct Environments {
     docker: Option<DockerSandbox>,
     local: LocalSandbox,
     prepared: HashMap<String, Prepared>,
+    /// Use the repository image (`metadata.start_state.repo_image`, where the start state is
+    /// entered with the start patch) rather than each task's own image: one container pool
+    /// per seed, for training's many gradings. The audit uses the task images.
+    pub prefer_repo_image: bool,
 }
 
 impl Environments {
@@ -672,20 +709,29 @@ impl Environments {
             docker,
             local: LocalSandbox::new(&cfg.cache, cfg.limits.clone()),
             prepared: HashMap::new(),
+            prefer_repo_image: false,
         })
     }
 
     /// The environment for a task and the sandbox kind (cached per image or checkout).
     pub fn for_task(&mut self, task: &Task) -> Prepared {
-        let image = task.image_name.as_deref().filter(|_| self.docker.is_some());
+        let repo_image = task
+            .metadata
+            .start_state
+            .as_ref()
+            .and_then(|s| s.repo_image.as_deref())
+            .filter(|_| self.prefer_repo_image);
+        let image = repo_image
+            .or(task.image_name.as_deref())
+            .filter(|_| self.docker.is_some());
         let env = &task.metadata.environment;
         let key = match image {
             Some(tag) => format!("image {tag}"),
             None => format!(
                 "local {}\0{}\0{}\0{:?}\0{}",
-                task.repo,
+                task.seed_name(),
                 env.source,
-                task.base_commit,
+                task.clean_commit(),
                 env.install,
                 env.python_path.join(":")
             ),
@@ -695,7 +741,7 @@ impl Environments {
         }
         let made = match (image, &self.docker) {
             (Some(tag), Some(docker)) => docker
-                .environment_for_image(tag, &task.repo)
+                .environment_for_image(tag, task.seed_name())
                 .map(|e| (e, "docker"))
                 .map_err(|e| {
                     format!("{e} (`--sandbox local` audits from the seed's source instead)")
@@ -708,7 +754,7 @@ impl Environments {
 
     /// Import the seed afresh at `base_commit` and prepare the local sandbox on it.
     fn local_env(&self, task: &Task) -> Result<Arc<dyn Environment>, String> {
-        let repo = import_at_base(task, &self.cfg.cache)?;
+        let repo = import_at_base(task, &self.cfg.cache, &self.cfg.tasks)?;
         self.local.prepare(&repo).map_err(|e| e.to_string())
     }
 
@@ -753,12 +799,23 @@ impl Environments {
 
 /// A seed made from the record (`repo`, `metadata.environment`, `base_commit`), imported with
 /// the library's import code, with the record's install command and Python path.
-fn import_at_base(task: &Task, cache: &Path) -> Result<Repo, String> {
+fn seed_name(task: &Task) -> String {
+    task.seed_name().to_string()
+}
+
+/// Import the seed of a record at its clean commit (with the record's install command and
+/// Python path), and check that its start state rebuilt there is `base_commit`.
+pub fn import_for_record(task: &Task, cache: &Path, tasks_file: &Path) -> Result<Repo, String> {
+    import_at_base(task, cache, tasks_file)
+}
+
+fn import_at_base(task: &Task, cache: &Path, tasks_file: &Path) -> Result<Repo, String> {
     let env = &task.metadata.environment;
     let mut seed = Seed {
-        name: task.repo.clone(),
+        name: seed_name(task),
         source: env.source.clone(),
         revision: None,
+        repo: None,
         language: task.language,
         install: env.install.clone(),
         test: None,
@@ -767,27 +824,65 @@ fn import_at_base(task: &Task, cache: &Path) -> Result<Repo, String> {
     };
     // A directory or an sdist has no revisions: its import commits what is there now, and
     // the commit check below tells whether that is still `base_commit`.
+    let base_dir = crate::seed::record_base_dir(&env.source, tasks_file, cache);
     let source = seed
-        .resolve_source(Path::new("."))
+        .resolve_source(&base_dir)
         .map_err(|e| format!("import: {e}"))?;
     if matches!(source, Source::GitUrl(_) | Source::LocalGit(_)) {
-        seed.revision = Some(task.base_commit.clone());
+        seed.revision = Some(task.clean_commit().to_string());
     }
-    let lock =
-        crate::lock::FileLock::exclusive(&cache.join("locks").join(format!("{}.lock", task.repo)))
-            .map_err(|e| format!("locking the seed's cache entries: {e}"))?;
-    let imported = repo::import(&seed, Path::new("."), cache);
+    let lock = crate::lock::FileLock::exclusive(
+        &cache.join("locks").join(format!("{}.lock", seed.name)),
+    )
+    .map_err(|e| format!("locking the seed's cache entries: {e}"))?;
+    let imported = repo::import(&seed, &base_dir, cache);
     drop(lock);
     let mut repo = imported.map_err(|e| format!("import: {e}"))?;
-    if repo.commit != task.base_commit {
+    if repo.commit != task.clean_commit() {
         return Err(format!(
-            "importing {} gives commit {}, not the task's base_commit {} (the source changed)",
-            env.source, repo.commit, task.base_commit
+            "importing {} gives commit {}, not the task's clean commit {} (the source changed)",
+            env.source,
+            repo.commit,
+            task.clean_commit()
         ));
     }
     repo.profile.install_command = env.install.clone();
     repo.profile.python_path = env.python_path.clone();
+    if let Some(info) = &task.metadata.start_state {
+        // The record's base_commit must be what its provenance gives.
+        let rebuilt = rebuild_start_state(task, info, &repo)?;
+        if rebuilt != task.base_commit {
+            return Err(format!(
+                "{}: the start state rebuilt from the clean commit, bug_patch and the removed \
+                 files is {rebuilt}, not the task's base_commit {}",
+                Invalid::StartStateMismatch,
+                task.base_commit
+            ));
+        }
+    }
     Ok(repo)
+}
+
+/// The start state of a record, rebuilt in the imported seed's mirror.
+pub fn rebuild_start_state(
+    task: &Task,
+    info: &crate::start_state::StartStateInfo,
+    repo: &Repo,
+) -> Result<String, String> {
+    let mirror = git2::Repository::open_bare(&repo.mirror)
+        .or_else(|_| git2::Repository::open(&repo.mirror))
+        .map_err(|e| format!("opening the mirror: {}", e.message()))?;
+    // Only the restoring sections of test_patch belong to the start state.
+    let st = crate::start_state::build(
+        &mirror,
+        &info.clean_commit,
+        &task.bug_patch,
+        &info.removed_files,
+        info.hidden_tests,
+        "",
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(st.commit.to_string())
 }
 
 /// Run the buggy and the fixed checks of one task; returns the sandbox kind (when one was
@@ -817,40 +912,44 @@ pub fn check_task(worker: &mut dyn Worker, runner: &dyn TestRunner, task: &Task)
     if let Err(e) = worker.reset() {
         return env_problem("reset", &e);
     }
-    match worker.exec("git rev-parse HEAD", Duration::from_secs(60)) {
-        Ok(out) => {
-            let head = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            if head != task.base_commit {
-                return vec![Problem::new(
-                    Invalid::Environment,
-                    format!(
-                        "the tree is at `{head}`, not at the task's base_commit {}",
-                        task.base_commit
-                    ),
-                )];
-            }
-        }
-        Err(e) => return env_problem("git rev-parse HEAD", &e),
-    }
+    let head = match head_of(worker) {
+        Ok(h) => h,
+        Err(p) => return vec![p],
+    };
     let tests = listed_tests(task);
     let budget = budget(task);
     let mut problems = Vec::new();
 
-    // Buggy code.
+    // Safety, in the start environment itself (a task image), before anything is applied.
+    if task.metadata.start_state.is_some()
+        && head == task.base_commit
+        && task.base_commit != task.clean_commit()
+    {
+        problems.extend(safety::check(worker, task));
+        if problems.iter().any(|p| p.reason == Invalid::Environment) {
+            return problems;
+        }
+    }
+
+    // Buggy code: the start state with a no-op patch, plus test_patch.
     if let Err(p) = apply_buggy(worker, task) {
-        return vec![p];
+        problems.push(p);
+        return problems;
     }
     match runner.run(worker, "audit-buggy", Some(&tests), budget) {
         Ok(run) => problems.extend(judge_buggy(&run, task)),
-        Err(e) => return env_problem("running the tests on the buggy code", &e),
+        Err(e) => {
+            problems.extend(env_problem("running the tests on the buggy code", &e));
+            return problems;
+        }
     }
 
-    // Buggy code + gold fix, from a clean tree.
+    // The start state + the gold fix, then test_patch (SWE-bench's order), from a clean tree.
     if let Err(e) = worker.reset() {
         problems.extend(env_problem("reset", &e));
         return problems;
     }
-    if let Err(p) = apply_buggy(worker, task) {
+    if let Err(p) = enter_start_state(worker, task) {
         problems.push(p);
         return problems;
     }
@@ -865,6 +964,10 @@ pub fn check_task(worker: &mut dyn Worker, runner: &dyn TestRunner, task: &Task)
             return problems;
         }
     }
+    if let Err(p) = apply_named(worker, "test_patch", &task.test_patch) {
+        problems.push(p);
+        return problems;
+    }
     match runner.run(worker, "audit-fixed", Some(&tests), budget) {
         Ok(run) => problems.extend(judge_fixed(&run, task)),
         Err(e) => problems.extend(env_problem("running the tests with the gold fix", &e)),
@@ -872,32 +975,71 @@ pub fn check_task(worker: &mut dyn Worker, runner: &dyn TestRunner, task: &Task)
     problems
 }
 
-/// `test_patch` (if any), then `bug_patch`.
-pub fn apply_buggy(worker: &mut dyn Worker, task: &Task) -> Result<(), Problem> {
-    for (name, patch) in [
-        ("test_patch", &task.test_patch),
-        ("bug_patch", &task.bug_patch),
-    ] {
-        if patch.trim().is_empty() {
-            continue;
-        }
-        match worker.apply_patch(patch) {
-            Ok(()) => {}
-            Err(SandboxError::Patch(e)) => {
-                return Err(Problem::new(
-                    Invalid::PatchDoesNotApply,
-                    format!("{name}: {e}"),
-                ))
-            }
-            Err(e) => {
-                return Err(Problem::new(
-                    Invalid::Environment,
-                    format!("applying {name}: {e}"),
-                ))
-            }
-        }
+fn head_of(worker: &mut dyn Worker) -> Result<String, Problem> {
+    match worker.exec("git rev-parse HEAD", Duration::from_secs(60)) {
+        Ok(out) => Ok(String::from_utf8_lossy(&out.stdout).trim().to_string()),
+        Err(e) => Err(Problem::new(
+            Invalid::Environment,
+            format!("git rev-parse HEAD: {e}"),
+        )),
     }
-    Ok(())
+}
+
+/// From a reset worker, the task's start state: nothing to do in the task's own image (HEAD
+/// is `base_commit`); on a checkout of the clean commit (the local sandbox, the repository
+/// image) the start patch (`bug_patch` and the removal of the hidden test files). Records
+/// written before start states have the clean commit as `base_commit` and get `bug_patch`.
+pub fn enter_start_state(worker: &mut dyn Worker, task: &Task) -> Result<(), Problem> {
+    let head = head_of(worker)?;
+    if task.metadata.start_state.is_some() {
+        if head == task.clean_commit() {
+            return apply_named(worker, "bug_patch", &task.start_patch());
+        }
+        if head == task.base_commit {
+            return Ok(());
+        }
+        return Err(Problem::new(
+            Invalid::Environment,
+            format!(
+                "the tree is at `{head}`, neither the task's base_commit {} nor its clean commit {}",
+                task.base_commit,
+                task.clean_commit()
+            ),
+        ));
+    }
+    if head != task.base_commit {
+        return Err(Problem::new(
+            Invalid::Environment,
+            format!(
+                "the tree is at `{head}`, not at the task's base_commit {}",
+                task.base_commit
+            ),
+        ));
+    }
+    apply_named(worker, "bug_patch", &task.bug_patch)
+}
+
+fn apply_named(worker: &mut dyn Worker, name: &str, patch: &str) -> Result<(), Problem> {
+    if patch.trim().is_empty() {
+        return Ok(());
+    }
+    match worker.apply_patch(patch) {
+        Ok(()) => Ok(()),
+        Err(SandboxError::Patch(e)) => Err(Problem::new(
+            Invalid::PatchDoesNotApply,
+            format!("{name}: {e}"),
+        )),
+        Err(e) => Err(Problem::new(
+            Invalid::Environment,
+            format!("applying {name}: {e}"),
+        )),
+    }
+}
+
+/// The buggy code as graded: the start state ([`enter_start_state`]) plus `test_patch`.
+pub fn apply_buggy(worker: &mut dyn Worker, task: &Task) -> Result<(), Problem> {
+    enter_start_state(worker, task)?;
+    apply_named(worker, "test_patch", &task.test_patch)
 }
 
 #[cfg(test)]
@@ -951,6 +1093,7 @@ mod tests {
                     runs: vec![],
                 },
                 environment: EnvironmentInfo {
+                    seed: String::new(),
                     source: "/nowhere".into(),
                     install: None,
                     test_command: "python -m pytest".into(),
@@ -959,6 +1102,8 @@ mod tests {
                 tool_version: "0.1.0".into(),
                 issue_style: "report".into(),
                 issue_rewrite: Default::default(),
+                start_state: None,
+                dropped_test_ids: Default::default(),
             },
         }
     }
