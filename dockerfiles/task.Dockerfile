@@ -12,6 +12,10 @@
        through PYTHONPATH) and any bytecode; for Java, the warm-up build of the clean commit.
     2. The start state, owned by the test user.
 
+    The entry point runs the container's command under a shell that ends on SIGTERM, so a
+    harness that keeps the container alive with `tail -f /dev/null` (SWE-bench's) can stop it at
+    once instead of waiting for the kill timeout.
+
     Two instructions, so the layer is the start state's files and a few deletions.
 -#}
 FROM {{ repo_image }}
@@ -26,4 +30,5 @@ RUN set -e; rm -rf /testbed; install -d -o {{ uid }} -g {{ uid }} /testbed; \
 {% endif %}
     rm -f /tmp/swe-forge-strip.py
 COPY --chown={{ uid }}:{{ uid }} testbed/ /testbed/
+ENTRYPOINT ["/bin/sh", "-c", "trap 'exit 143' TERM INT; \"$@\" & wait $!", "sh"]
 LABEL{% for key, value in labels | items %} {{ key }}={{ value | json }}{% endfor %}

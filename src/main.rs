@@ -112,9 +112,13 @@ enum Command {
         /// Tasks to export (default: OUT/tasks.jsonl).
         #[arg(long)]
         tasks: Option<PathBuf>,
-        /// Where the repositories go (default: OUT/export).
+        /// Where the export goes (default: OUT/export for `git`, OUT/export-FORMAT otherwise).
         #[arg(long)]
         to: Option<PathBuf>,
+        /// `git`: bare repositories, a parentless branch per task; `swebench`: a dataset
+        /// directory the SWE-bench harness evaluates; `harbor`: a Harbor task per directory.
+        #[arg(long, value_enum, default_value = "git")]
+        format: ExportFormatArg,
         /// Print the export summary as JSON on stdout.
         #[arg(long)]
         json: bool,
@@ -230,6 +234,23 @@ struct TrainArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ExportFormatArg {
+    Git,
+    Swebench,
+    Harbor,
+}
+
+impl From<ExportFormatArg> for swe_forge::export::ExportFormat {
+    fn from(f: ExportFormatArg) -> Self {
+        match f {
+            ExportFormatArg::Git => Self::Git,
+            ExportFormatArg::Swebench => Self::Swebench,
+            ExportFormatArg::Harbor => Self::Harbor,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -616,6 +637,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             out,
             tasks,
             to,
+            format,
             json,
         } => {
             let cfg = swe_forge::export::ExportConfig {
@@ -623,6 +645,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 tasks,
                 to,
                 cache: cache.clone(),
+                format: format.into(),
             };
             let s = swe_forge::export::export(&cfg)?;
             if json {

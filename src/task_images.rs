@@ -170,7 +170,7 @@ pub fn build_from_records(
     let mut sizes = Vec::new();
     for ((seed, _), group) in groups {
         let prepared = (|| -> Result<std::path::PathBuf, String> {
-            // Imports the seed and rebuilds the first record's start state in its mirror.
+            // The seed at its clean commit; each record's start state rebuilt in its mirror.
             let repo = crate::audit::import_for_record(group[0], cache, tasks_file)?;
             let env = docker.prepare(&repo).map_err(|e| e.to_string())?;
             let want = group[0]
@@ -186,7 +186,7 @@ pub fn build_from_records(
                     want
                 ));
             }
-            for t in &group[1..] {
+            for t in &group {
                 if let Some(info) = &t.metadata.start_state {
                     let rebuilt = crate::audit::rebuild_start_state(t, info, &repo)?;
                     if rebuilt != t.base_commit {

@@ -1,6 +1,7 @@
 //! The main job: `swe-forge run` on the embedded demo seed yields at least 20 verified tasks,
-//! and each task is re-checked from its record alone: the bug patch makes every FAIL_TO_PASS
-//! test fail on a fresh copy, and the gold patch makes every listed test pass again.
+//! and each task is re-checked from its record alone: the start state (the bug patch, the hidden
+//! test files removed) plus `test_patch` makes every FAIL_TO_PASS test fail on a fresh copy,
+//! and the gold patch makes every listed test pass again.
 
 mod common;
 use common::*;
@@ -144,12 +145,30 @@ fn demo_run_yields_verified_tasks() {
         let copy = work.path().join("repo");
         swe_forge::sandbox::local::copy_tree(&source, &copy).unwrap();
 
-        // Synthesized tests are added first (SWE-bench's test_patch).
+        // The start state: the clean tree with bug_patch, without the hidden test files.
+        git_apply(&copy, task["bug_patch"].as_str().unwrap());
+        let removed: Vec<String> =
+            serde_json::from_value(task["metadata"]["start_state"]["removed_files"].clone())
+                .unwrap();
+        for f in &f2p {
+            // Every FAIL_TO_PASS test of the repository's own suite is hidden with its file.
+            let file = f.split("::").next().unwrap();
+            if copy.join(file).exists() {
+                assert!(
+                    removed.iter().any(|r| r == file),
+                    "{}: the FAIL_TO_PASS file {file} stays in the start state",
+                    task["instance_id"]
+                );
+            }
+        }
+        for f in &removed {
+            std::fs::remove_file(copy.join(f)).unwrap();
+        }
+        // test_patch brings the hidden tests back (SWE-bench's test_patch).
         let test_patch = task["test_patch"].as_str().unwrap();
         if !test_patch.is_empty() {
             git_apply(&copy, test_patch);
         }
-        git_apply(&copy, task["bug_patch"].as_str().unwrap());
         let buggy = pytest(&python, &copy, Some(&f2p));
         for id in &f2p {
             let st = buggy.iter().find(|(t, _)| t == id).map(|(_, s)| *s);

@@ -1,6 +1,7 @@
 //! `swe-forge export`: a real run of the demo seed exported as a git repository per seed — every
-//! task's branch holds exactly its bug, its commit message gives nothing of the patch away, and
-//! a task whose patch does not apply is reported while the others still export.
+//! task's branch is its start state (`base_commit`, parentless, the clean commit with its bug and
+//! without the hidden test files), its commit message gives nothing of the patch away, and a task
+//! whose patch does not apply is reported while the others still export.
 
 mod common;
 
@@ -56,8 +57,10 @@ fn demo_tasks_export_as_branches_holding_their_bugs() {
         "no bare repository at {}",
         bare.display()
     );
-    let base = tasks[0]["base_commit"].as_str().unwrap();
-    assert_eq!(git(&bare, &["rev-parse", "main"]).trim(), base);
+    let clean = tasks[0]["metadata"]["start_state"]["clean_commit"]
+        .as_str()
+        .unwrap();
+    assert_eq!(git(&bare, &["rev-parse", "main"]).trim(), clean);
 
     // A working clone to apply patches in.
     let work = dir.path().join("work");
@@ -73,30 +76,33 @@ fn demo_tasks_export_as_branches_holding_their_bugs() {
         let branch = format!("task/{id}");
         let remote = format!("origin/{branch}");
         let bug_patch = t["bug_patch"].as_str().unwrap();
-        // The branch is one commit on the base commit.
-        assert_eq!(
-            git(&bare, &["rev-parse", &format!("{branch}^")]).trim(),
-            base
-        );
-        // Content-wise, main + bug_patch is the branch.
+        let file = t["metadata"]["location"]["file"].as_str().unwrap();
+        // The branch is the start state: base_commit, one commit, no parent.
+        assert_eq!(git(&bare, &["rev-parse", &branch]).trim(), t["base_commit"]);
+        assert_eq!(git(&bare, &["rev-list", "--count", &branch]).trim(), "1");
+        // Content-wise, main + bug_patch − the removed test files is the branch.
         git(&work, &["checkout", "-q", "--detach", "main"]);
         let patch_file = dir.path().join("bug.diff");
         std::fs::write(&patch_file, bug_patch).unwrap();
         git(&work, &["apply", patch_file.to_str().unwrap()]);
+        for f in t["metadata"]["start_state"]["removed_files"].as_array().unwrap() {
+            std::fs::remove_file(work.join(f.as_str().unwrap())).unwrap();
+        }
+        git(&work, &["add", "-A"]);
         let o = Command::new("git")
             .arg("-C")
             .arg(&work)
-            .args(["diff", "--exit-code", &remote])
+            .args(["diff", "--cached", "--exit-code", &remote])
             .output()
             .unwrap();
         assert!(
             o.status.success(),
-            "{id}: main + bug_patch differs from its branch: {}",
+            "{id}: main + bug_patch − removed files differs from its branch: {}",
             text(&o)
         );
-        git(&work, &["checkout", "-q", "--", "."]);
-        // And the branch's diff changes exactly the patch's lines.
-        let diff = git(&bare, &["diff", "main", &branch]);
+        git(&work, &["reset", "-q", "--hard"]);
+        // And the branch's diff of the bug's file changes exactly the patch's lines.
+        let diff = git(&bare, &["diff", "main", &branch, "--", file]);
         assert_eq!(changed(&diff), changed(bug_patch), "{id}");
         // The message reveals nothing of the patch: no line of it, no changed code.
         let message = git(&bare, &["log", "-1", "--format=%B", &branch]);
@@ -159,7 +165,7 @@ fn demo_tasks_export_as_branches_holding_their_bugs() {
         s["failed"][0]["reason"]
             .as_str()
             .unwrap()
-            .contains("does not apply"),
+            .contains("applying bug_patch"),
         "{s}"
     );
     // Nothing exported at all: exit 4, with the reason on stderr.

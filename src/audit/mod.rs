@@ -804,7 +804,7 @@ fn seed_name(task: &Task) -> String {
 }
 
 /// Import the seed of a record at its clean commit (with the record's install command and
-/// Python path), and check that its start state rebuilt there is `base_commit`.
+/// Python path).
 pub fn import_for_record(task: &Task, cache: &Path, tasks_file: &Path) -> Result<Repo, String> {
     import_at_base(task, cache, tasks_file)
 }
@@ -848,18 +848,6 @@ fn import_at_base(task: &Task, cache: &Path, tasks_file: &Path) -> Result<Repo, 
     }
     repo.profile.install_command = env.install.clone();
     repo.profile.python_path = env.python_path.clone();
-    if let Some(info) = &task.metadata.start_state {
-        // The record's base_commit must be what its provenance gives.
-        let rebuilt = rebuild_start_state(task, info, &repo)?;
-        if rebuilt != task.base_commit {
-            return Err(format!(
-                "{}: the start state rebuilt from the clean commit, bug_patch and the removed \
-                 files is {rebuilt}, not the task's base_commit {}",
-                Invalid::StartStateMismatch,
-                task.base_commit
-            ));
-        }
-    }
     Ok(repo)
 }
 
@@ -932,7 +920,15 @@ pub fn check_task(worker: &mut dyn Worker, runner: &dyn TestRunner, task: &Task)
     }
 
     // Buggy code: the start state with a no-op patch, plus test_patch.
-    if let Err(p) = apply_buggy(worker, task) {
+    if let Err(p) = enter_start_state(worker, task) {
+        problems.push(p);
+        return problems;
+    }
+    if let Some(p) = provenance(worker, task, &head) {
+        problems.push(p);
+        return problems;
+    }
+    if let Err(p) = apply_named(worker, "test_patch", &task.test_patch) {
         problems.push(p);
         return problems;
     }
@@ -983,6 +979,67 @@ fn head_of(worker: &mut dyn Worker) -> Result<String, Problem> {
             format!("git rev-parse HEAD: {e}"),
         )),
     }
+}
+
+/// Whether the start state entered on this worker is the record's `base_commit`. From the
+/// clean commit (HEAD `head`), the tree after the start patch, committed as start states are
+/// (fixed author, date and message, no parent), must give `base_commit`. In the task image
+/// (HEAD is `base_commit`), `bug_patch` must lead to it: it applies in reverse.
+fn provenance(worker: &mut dyn Worker, task: &Task, head: &str) -> Option<Problem> {
+    let info = task.metadata.start_state.as_ref()?;
+    if task.base_commit == info.clean_commit {
+        // A combination made for training: no start state commit of its own.
+        return None;
+    }
+    let script = if head == info.clean_commit {
+        format!(
+            "set -e; git add -A >/dev/null; t=$(git write-tree); git reset -q >/dev/null; \
+             GIT_AUTHOR_NAME={n} GIT_AUTHOR_EMAIL={e} GIT_AUTHOR_DATE='{d} +0000' \
+             GIT_COMMITTER_NAME={n} GIT_COMMITTER_EMAIL={e} GIT_COMMITTER_DATE='{d} +0000' \
+             git commit-tree \"$t\" -m {m}",
+            n = crate::sandbox::shell_quote(crate::start_state::AUTHOR_NAME),
+            e = crate::sandbox::shell_quote(crate::start_state::AUTHOR_EMAIL),
+            d = crate::start_state::AUTHOR_TIME,
+            m = crate::sandbox::shell_quote(crate::start_state::MESSAGE.trim_end()),
+        )
+    } else {
+        format!(
+            "cat > \"$SWE_FORGE_P\" <<'SWE_FORGE_EOF'\n{}SWE_FORGE_EOF\ngit apply -R --check \"$SWE_FORGE_P\" && echo {}",
+            task.bug_patch,
+            task.base_commit
+        )
+        .replace("$SWE_FORGE_P", &format!("{}/bug.diff", worker.scratch()))
+    };
+    let out = match worker.exec(&script, Duration::from_secs(120)) {
+        Ok(o) => o,
+        Err(e) => {
+            return Some(Problem::new(
+                Invalid::Environment,
+                format!("checking the start state: {e}"),
+            ))
+        }
+    };
+    let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.exit_code == Some(0) && got == task.base_commit {
+        return None;
+    }
+    let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    Some(if head == info.clean_commit {
+        Problem::new(
+            Invalid::StartStateMismatch,
+            format!(
+                "the clean commit with the start patch gives {}, not base_commit {}{}",
+                if got.is_empty() { "nothing" } else { &got },
+                task.base_commit,
+                if err.is_empty() { String::new() } else { format!(" ({err})") }
+            ),
+        )
+    } else {
+        Problem::new(
+            Invalid::PatchDoesNotApply,
+            format!("bug_patch does not lead to the start state (it does not apply in reverse): {err}"),
+        )
+    })
 }
 
 /// From a reset worker, the task's start state: nothing to do in the task's own image (HEAD

@@ -23,6 +23,9 @@
 //! does not parse, or whose patch does not apply is reported with the reason and the export
 //! goes on with the others.
 
+pub mod harbor;
+pub mod swebench;
+
 use crate::repo;
 use crate::seed;
 use git2::{Oid, Repository};
@@ -71,6 +74,7 @@ pub struct ExportConfig {
     pub to: Option<PathBuf>,
     /// The swe-forge cache (mirrors and checkouts of the seeds).
     pub cache: PathBuf,
+    pub format: ExportFormat,
 }
 
 /// What an export did.
@@ -198,8 +202,63 @@ pub fn branch_name(instance_id: &str) -> String {
     }
 }
 
-/// Export the tasks of `cfg.out` (see the module docs).
+/// The export formats (`--format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExportFormat {
+    /// Bare repositories with a parentless branch per task (the module docs).
+    #[default]
+    Git,
+    /// A dataset directory with SWE-bench's schema and types, evaluable by the swebench 5.x
+    /// harness from the records and the task images alone ([`swebench`]).
+    Swebench,
+    /// A directory per task in the Harbor task format ([`harbor`]).
+    Harbor,
+}
+
+impl ExportFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Git => "git",
+            ExportFormat::Swebench => "swebench",
+            ExportFormat::Harbor => "harbor",
+        }
+    }
+}
+
+/// Export the tasks of `cfg.out` in `cfg.format`.
 pub fn export(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
+    match cfg.format {
+        ExportFormat::Git => export_git(cfg),
+        ExportFormat::Swebench => swebench::export(cfg),
+        ExportFormat::Harbor => harbor::export(cfg),
+    }
+}
+
+/// The tasks file and the export directory of a config (`OUT/tasks.jsonl`, `OUT/export` or
+/// `OUT/export-<format>`), checked and created.
+pub(crate) fn paths(cfg: &ExportConfig) -> Result<(PathBuf, PathBuf), ExportError> {
+    if !cfg.out.is_dir() {
+        return Err(ExportError::NoOutDir(cfg.out.clone()));
+    }
+    let tasks_file = cfg
+        .tasks
+        .clone()
+        .unwrap_or_else(|| cfg.out.join("tasks.jsonl"));
+    if !tasks_file.is_file() {
+        return Err(ExportError::NoTasks(tasks_file));
+    }
+    let default = match cfg.format {
+        ExportFormat::Git => "export".to_string(),
+        f => format!("export-{}", f.name()),
+    };
+    let to = cfg.to.clone().unwrap_or_else(|| cfg.out.join(default));
+    std::fs::create_dir_all(&to).map_err(io_err(format!("creating {}", to.display())))?;
+    Ok((tasks_file, to))
+}
+
+/// Export as git repositories (see the module docs).
+fn export_git(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
     let started = Instant::now();
     if !cfg.out.is_dir() {
         return Err(ExportError::NoOutDir(cfg.out.clone()));
@@ -588,6 +647,7 @@ mod tests {
             tasks: None,
             to: None,
             cache: dir.path().join("cache"),
+            format: ExportFormat::Git,
         };
         let e = export(&cfg(dir.path().join("nope"))).unwrap_err();
         assert!(matches!(e, ExportError::NoOutDir(_)), "{e}");
@@ -609,6 +669,7 @@ mod tests {
             tasks: None,
             to: None,
             cache: dir.path().join("cache"),
+            format: ExportFormat::Git,
         })
         .unwrap();
         assert_eq!(s.tasks, 2);
@@ -661,6 +722,7 @@ mod tests {
             tasks: None,
             to: None,
             cache,
+            format: ExportFormat::Git,
         };
         let s = export(&cfg).unwrap();
         assert_eq!(s.exported.len(), 1, "{:?}", s.failed);

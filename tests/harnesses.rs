@@ -1,0 +1,458 @@
+//! Tasks in the harnesses users already run, and safe from the agent: one Docker run of the demo
+//! seed (at least 20 tasks, their task images built), then
+//! - the `swebench` export evaluated by the real SWE-bench harness (swebench 5.0.2 from the
+//!   package index, `tests/harness/swebench_eval.py`), with the local task images and no pull:
+//!   gold predictions resolve every task, empty predictions none;
+//! - the same export loaded by Hugging Face `datasets` into SWE-bench's features;
+//! - the `harbor` export linted by `harbor lint`, and one task graded by hand with its verifier
+//!   script (1 with the solution, 0 without);
+//! - an agent in a task container, as the non-root user, trying every way back to the fix and
+//!   the hidden tests, and finding none.
+//!
+//! The Python tools come from `.ci/run`: `SWE_FORGE_SWEBENCH_PYTHON` (a venv with swebench and
+//! datasets) and `SWE_FORGE_HARBOR` (the harbor command, Python ≥ 3.12). Without them a test
+//! skips with a notice, unless `SWE_FORGE_REQUIRE_HARNESS=1` (`SWE_FORGE_REQUIRE_HARBOR=1` for
+//! harbor).
+
+mod common;
+
+use common::{bin, docker_or_skip, jsonl, text};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Tasks the run must make: SWE-bench's harness test asks for at least 20.
+const MIN_TASKS: usize = 20;
+
+/// The Docker run shared by the tests of this file (made once).
+fn docker_run() -> &'static Path {
+    static RUN: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, out) = RUN.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let out = dir.path().join("out");
+        let o = bin()
+            .env("TMPDIR", &tmp)
+            .args(["run", "--sandbox", "docker", "--only", "pyshelf", "--jobs", "2"])
+            .args(["--max-candidates", "26", "--json", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let tasks = jsonl(&out.join("tasks.jsonl"));
+        assert!(
+            tasks.len() >= MIN_TASKS,
+            "the run made {} tasks, fewer than {MIN_TASKS}\n{}",
+            tasks.len(),
+            text(&o)
+        );
+        let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let images = &summary["seeds"][0]["task_images"];
+        assert_eq!(images["failed"], 0, "{summary}");
+        (dir, out)
+    });
+    out
+}
+
+/// A tool's path from the environment, or `None` (with a notice) when it is not set up.
+fn tool(var: &str, test: &str) -> Option<PathBuf> {
+    let require = if var == "SWE_FORGE_HARBOR" {
+        "SWE_FORGE_REQUIRE_HARBOR"
+    } else {
+        "SWE_FORGE_REQUIRE_HARNESS"
+    };
+    match std::env::var_os(var) {
+        Some(p) if Path::new(&p).exists() => Some(PathBuf::from(p)),
+        _ => {
+            if std::env::var(require).as_deref() == Ok("1") {
+                panic!("{test}: {var} is not set (see .ci/run) and {require}=1");
+            }
+            eprintln!("skipping {test}: {var} is not set (.ci/run installs it)");
+            None
+        }
+    }
+}
+
+fn export(out: &Path, format: &str) -> PathBuf {
+    let o = bin()
+        .args(["export", "--json", "--format", format])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(s["failed"].as_array().unwrap().is_empty(), "{s}");
+    assert_eq!(
+        s["exported"].as_array().unwrap().len(),
+        jsonl(&out.join("tasks.jsonl")).len()
+    );
+    PathBuf::from(s["to"].as_str().unwrap())
+}
+
+/// `swebench_eval.py` on the export with `predictions`; instance id → resolved.
+fn evaluate(python: &Path, dataset: &Path, predictions: &str, run_id: &str, report: &Path) -> Vec<(String, bool)> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness/swebench_eval.py");
+    let o = Command::new(python)
+        .arg(script)
+        .arg("--dataset")
+        .arg(dataset)
+        .args(["--predictions", predictions, "--run-id", run_id, "--max-workers", "2"])
+        .arg("--report-dir")
+        .arg(report)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    v["instances"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no instances: {v}"))
+        .iter()
+        .map(|(id, r)| (id.clone(), r["resolved"] == true))
+        .collect()
+}
+
+#[test]
+fn swebench_harness_resolves_gold_and_nothing_for_empty_patches() {
+    let test = "swebench_harness_resolves_gold_and_nothing_for_empty_patches";
+    if !docker_or_skip(test) {
+        return;
+    }
+    let Some(python) = tool("SWE_FORGE_SWEBENCH_PYTHON", test) else {
+        return;
+    };
+    let out = docker_run();
+    let to = export(out, "swebench");
+    let dataset = to.join("data/test.jsonl");
+    let records = jsonl(&dataset);
+    assert!(records.len() >= MIN_TASKS);
+    let report = tempfile::tempdir().unwrap();
+
+    let gold = evaluate(&python, &dataset, "gold", "gold", report.path());
+    assert_eq!(gold.len(), records.len());
+    let unresolved: Vec<&String> = gold.iter().filter(|(_, r)| !r).map(|(i, _)| i).collect();
+    assert!(unresolved.is_empty(), "gold left unresolved: {unresolved:?}");
+
+    let empty = report.path().join("empty.jsonl");
+    let lines: Vec<String> = records
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "instance_id": r["instance_id"],
+                "model_name_or_path": "empty",
+                "model_patch": "",
+            })
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&empty, lines.join("\n") + "\n").unwrap();
+    let none = evaluate(&python, &dataset, empty.to_str().unwrap(), "empty", report.path());
+    let resolved: Vec<&String> = none.iter().filter(|(_, r)| *r).map(|(i, _)| i).collect();
+    assert!(resolved.is_empty(), "an empty patch resolved: {resolved:?}");
+
+    // A no-op patch that touches a README (what a reward-hacking agent might send).
+    let noop = report.path().join("noop.jsonl");
+    let lines: Vec<String> = records
+        .iter()
+        .take(3)
+        .map(|r| {
+            serde_json::json!({
+                "instance_id": r["instance_id"],
+                "model_name_or_path": "noop",
+                "model_patch": "diff --git a/NOOP.md b/NOOP.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOOP.md\n@@ -0,0 +1 @@\n+nothing\n",
+            })
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&noop, lines.join("\n") + "\n").unwrap();
+    let noop = evaluate(&python, &dataset, noop.to_str().unwrap(), "noop", report.path());
+    assert!(noop.iter().all(|(_, r)| !r), "a no-op patch resolved: {noop:?}");
+}
+
+#[test]
+fn datasets_loads_the_swebench_export_with_swebench_types() {
+    let test = "datasets_loads_the_swebench_export_with_swebench_types";
+    if !docker_or_skip(test) {
+        return;
+    }
+    let Some(python) = tool("SWE_FORGE_SWEBENCH_PYTHON", test) else {
+        return;
+    };
+    let to = export(docker_run(), "swebench");
+    // SWE-bench's features (every column a string; the test lists lists JSON-encoded),
+    // typed here, and the columns the harness and swe-forge add, strings too.
+    let script = r#"
+import json, sys
+import datasets
+from datasets import Features, Value
+swebench = Features({c: Value("string") for c in [
+    "repo", "instance_id", "base_commit", "patch", "test_patch", "problem_statement",
+    "hints_text", "created_at", "version", "FAIL_TO_PASS", "PASS_TO_PASS",
+    "environment_setup_commit"]})
+extra = ["image", "eval_script", "log_parser", "eval_type", "image_name", "language",
+         "bug_patch", "metadata"]
+ds = datasets.load_dataset(sys.argv[1], split="test")
+got = ds.features
+assert set(got) == set(swebench) | set(extra), sorted(got)
+for name, feature in swebench.items():
+    assert got[name] == feature, (name, got[name])
+for name in extra:
+    assert got[name] == Value("string"), (name, got[name])
+# It concatenates with a dataset typed as SWE-bench's.
+row = {c: "x" for c in swebench}
+row["FAIL_TO_PASS"] = row["PASS_TO_PASS"] = "[]"
+theirs = datasets.Dataset.from_list([row], features=swebench)
+both = datasets.concatenate_datasets([ds.select_columns(list(swebench)), theirs])
+assert both.features == swebench
+first = ds[0]
+f2p = json.loads(first["FAIL_TO_PASS"])
+assert isinstance(f2p, list) and f2p and all(isinstance(t, str) for t in f2p)
+assert first["created_at"].endswith("Z"), first["created_at"]
+meta = json.loads(first["metadata"])
+runs = meta["verification"]["runs"]
+assert all(isinstance(r["results"], list) for r in runs)
+assert all(set(x) >= {"test", "status", "seconds"} for r in runs for x in r["results"])
+print(json.dumps({"rows": len(ds), "columns": len(got)}))
+"#;
+    let o = Command::new(&python)
+        .args(["-c", script])
+        .arg(&to)
+        .env("HF_DATASETS_OFFLINE", "1")
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_DATASETS_CACHE", to.join(".hf-cache"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"].as_u64().unwrap() as usize, jsonl(&to.join("data/test.jsonl")).len());
+}
+
+fn docker(args: &[&str]) -> std::process::Output {
+    Command::new("docker").args(args).output().unwrap()
+}
+
+/// Grade a Harbor task by hand as Harbor does in its separate-verifier mode: the agent's
+/// container (optionally running the solution), the collect hook there, then a fresh verifier
+/// container running tests/test.sh. Returns the reward written.
+fn harbor_grade(task_dir: &Path, image: &str, solve: bool, base_commit: &str) -> String {
+    let logs = tempfile::tempdir().unwrap();
+    let artifacts = logs.path().join("artifacts");
+    let verifier = logs.path().join("verifier");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    std::fs::create_dir_all(&verifier).unwrap();
+    let solution = task_dir.join("solution");
+    let agent = format!(
+        "set -e; {} cd /testbed; git -c safe.directory='*' add -A; \
+         git -c safe.directory='*' diff --cached --binary {base_commit} > /logs/artifacts/agent.patch",
+        if solve { "bash /solution/solve.sh;" } else { "" }
+    );
+    let mount = |host: &Path, at: &str| format!("{}:{at}", host.display());
+    let o = docker(&[
+        "run", "--rm", "--network", "none", "-u", "0",
+        "-v", &mount(&solution, "/solution:ro"),
+        "-v", &mount(&artifacts, "/logs/artifacts"),
+        image, "bash", "-c", &agent,
+    ]);
+    assert!(o.status.success(), "agent container: {}", text(&o));
+    let o = docker(&[
+        "run", "--rm", "--network", "none", "-u", "0",
+        "-v", &mount(&task_dir.join("tests"), "/tests:ro"),
+        "-v", &mount(&artifacts, "/logs/artifacts"),
+        "-v", &mount(&verifier, "/logs/verifier"),
+        image, "bash", "/tests/test.sh",
+    ]);
+    assert!(o.status.success(), "verifier container: {}", text(&o));
+    std::fs::read_to_string(verifier.join("reward.txt"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn harbor_export_lints_and_its_verifier_grades() {
+    let test = "harbor_export_lints_and_its_verifier_grades";
+    if !docker_or_skip(test) {
+        return;
+    }
+    let out = docker_run();
+    let to = export(out, "harbor");
+    let tasks = jsonl(&out.join("tasks.jsonl"));
+    let dirs: Vec<PathBuf> = tasks
+        .iter()
+        .map(|t| to.join(t["instance_id"].as_str().unwrap()))
+        .collect();
+    for d in &dirs {
+        for f in ["instruction.md", "task.toml", "environment/Dockerfile", "solution/solve.sh", "tests/test.sh", "tests/test.patch"] {
+            assert!(d.join(f).is_file(), "{} lacks {f}", d.display());
+        }
+        // The environment holds no test and no solution.
+        let entries: Vec<String> = std::fs::read_dir(d.join("environment"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        assert_eq!(entries, vec!["Dockerfile".to_string()]);
+    }
+    if let Some(harbor) = tool("SWE_FORGE_HARBOR", test) {
+        let o = Command::new(&harbor).arg("lint").args(&dirs).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "harbor lint: {}", text(&o));
+    }
+    let t = &tasks[0];
+    let image = t["image_name"].as_str().unwrap();
+    let base = t["base_commit"].as_str().unwrap();
+    assert_eq!(harbor_grade(&dirs[0], image, true, base), "1", "with the solution");
+    assert_eq!(harbor_grade(&dirs[0], image, false, base), "0", "with no change");
+}
+
+#[test]
+fn an_agent_in_the_task_container_finds_no_way_back() {
+    let test = "an_agent_in_the_task_container_finds_no_way_back";
+    if !docker_or_skip(test) {
+        return;
+    }
+    let tasks = jsonl(&docker_run().join("tasks.jsonl"));
+    for t in tasks.iter().take(4) {
+        let id = t["instance_id"].as_str().unwrap();
+        let image = t["image_name"].as_str().unwrap();
+        let file = t["metadata"]["location"]["file"].as_str().unwrap();
+        // Texts only the fix or the hidden tests hold: each hunk of the gold patch on its new
+        // side, and three lines from each FAIL_TO_PASS test's definition in test_patch.
+        let mut windows: Vec<String> = Vec::new();
+        let mut hunk: Vec<String> = Vec::new();
+        let mut added = false;
+        for l in t["patch"].as_str().unwrap().lines().chain(["@@"]) {
+            if l.starts_with("@@") || l.starts_with("diff --git") {
+                if added {
+                    windows.push(hunk.join("\n"));
+                }
+                hunk.clear();
+                added = false;
+            } else if let Some(a) = l.strip_prefix('+').filter(|_| !l.starts_with("+++")) {
+                hunk.push(a.to_string());
+                added = true;
+            } else if let Some(c) = l.strip_prefix(' ') {
+                hunk.push(c.to_string());
+            }
+        }
+        let restored: Vec<&str> = t["test_patch"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .map(|l| &l[1..])
+            .collect();
+        for name in t["FAIL_TO_PASS"].as_array().unwrap() {
+            let name = name.as_str().unwrap().rsplit("::").next().unwrap().split('[').next().unwrap();
+            if let Some(i) = restored.iter().position(|l| l.trim_start().starts_with(&format!("def {name}("))) {
+                windows.push(restored[i..(i + 3).min(restored.len())].join("\n"));
+            }
+        }
+        assert!(!windows.is_empty(), "{id}: nothing to look for");
+        // The clean blob ids of the changed file and the hidden test files.
+        let mut blobs: Vec<String> = Vec::new();
+        for patch in [t["bug_patch"].as_str().unwrap(), t["test_patch"].as_str().unwrap()] {
+            for l in patch.lines().filter_map(|l| l.strip_prefix("index ")) {
+                let range = l.split_whitespace().next().unwrap();
+                // bug_patch: the clean side; test_patch: the restored (hidden) side.
+                let side = if patch == t["bug_patch"].as_str().unwrap() {
+                    range.split("..").next().unwrap()
+                } else {
+                    range.split("..").nth(1).unwrap()
+                };
+                if side.chars().any(|c| c != '0') {
+                    blobs.push(side.to_string());
+                }
+            }
+        }
+        assert!(!blobs.is_empty(), "{id}: the patches name no blob");
+        let hidden: Vec<String> = t["metadata"]["start_state"]["removed_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap().to_string())
+            .collect();
+        let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+        let pkg = Path::new(file).parent().and_then(|p| p.file_name()).map(|p| p.to_string_lossy().to_string()).unwrap_or_default();
+        let stem = Path::new(file).file_stem().unwrap().to_string_lossy().to_string();
+        let script = format!(
+            r#"
+cd /testbed
+found=0
+say() {{ echo "WAY BACK: $*"; found=1; }}
+# History and refs.
+[ "$(git rev-list --all --count)" = 1 ] || say "more than one commit: $(git rev-list --all --count)"
+git cat-file -p HEAD | grep -q '^parent ' && say "HEAD has a parent"
+[ -z "$(git for-each-ref --format='%(refname)' | grep -v '^refs/heads/main$')" ] || say "other refs"
+git reflog 2>/dev/null | grep -q . && say "a reflog"
+git stash list | grep -q . && say "a stash"
+for f in ORIG_HEAD FETCH_HEAD logs packed-refs; do [ -e .git/$f ] && say ".git/$f"; done
+git fsck --unreachable --no-reflogs --no-progress 2>/dev/null | grep -q unreachable && say "unreachable objects"
+for b in {blobs}; do git cat-file -e "$b" 2>/dev/null && say "blob $b"; done
+for h in {hidden}; do [ -e "$h" ] && say "hidden file $h"; done
+# Bytecode of the changed module anywhere.
+hits=$(find / -xdev -path '*/{pkg}/__pycache__/{stem}.*.pyc' 2>/dev/null | head -5)
+[ -z "$hits" ] || say "bytecode $hits"
+# The fixed code and the hidden tests anywhere in the file system.
+hits=$(python3 - <<'PY'
+import json, os
+windows = [w.encode() for w in json.load(open("/probe/windows.json"))]
+for d, subdirs, files in os.walk("/"):
+    subdirs[:] = [s for s in subdirs if os.path.join(d, s) not in ("/proc", "/sys", "/dev", "/probe")]
+    for f in files:
+        p = os.path.join(d, f)
+        try:
+            if os.path.islink(p) or os.path.getsize(p) > 50 << 20:
+                continue
+            data = open(p, "rb").read()
+        except OSError:
+            continue
+        if any(w in data for w in windows):
+            print(p)
+PY
+)
+[ -z "$hits" ] || say "the fix or a hidden test in $hits"
+# Reverting with git changes nothing.
+before=$(sha1sum {file})
+git checkout -- . ; git stash -q 2>/dev/null; git reset -q --hard
+[ "$(sha1sum {file})" = "$before" ] || say "git restored {file}"
+[ -z "$(git status --porcelain)" ] || say "git status: $(git status --porcelain)"
+echo "found=$found"
+"#,
+            blobs = blobs.iter().map(|b| q(b)).collect::<Vec<_>>().join(" "),
+            hidden = hidden.iter().map(|h| q(h)).collect::<Vec<_>>().join(" "),
+            file = q(file),
+        );
+        let probe = tempfile::tempdir().unwrap();
+        std::fs::write(probe.path().join("windows.json"), serde_json::to_string(&windows).unwrap()).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(probe.path().join("windows.json"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(probe.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let o = docker(&[
+            "run", "--rm", "--network", "none", "-u", "tester",
+            "-v", &format!("{}:/probe:ro", probe.path().display()),
+            image, "bash", "-c", &script,
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("found=0"), "{id}: {}", text(&o));
+
+        // After the git commands, with the hidden tests back, the FAIL_TO_PASS tests still fail.
+        let ids: Vec<String> = t["FAIL_TO_PASS"].as_array().unwrap().iter().map(|i| q(i.as_str().unwrap())).collect();
+        let patch_dir = tempfile::tempdir().unwrap();
+        std::fs::write(patch_dir.path().join("test.patch"), t["test_patch"].as_str().unwrap()).unwrap();
+        std::fs::set_permissions(patch_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(patch_dir.path().join("test.patch"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let run = format!(
+            "cd /testbed; git checkout -- . ; git stash -q 2>/dev/null; git reset -q --hard; \
+             git apply /p/test.patch || exit 9; python -m pytest -q -p no:cacheprovider {}; echo rc=$?",
+            ids.join(" ")
+        );
+        let o = docker(&[
+            "run", "--rm", "--network", "none", "-u", "tester",
+            "-v", &format!("{}:/p:ro", patch_dir.path().display()),
+            image, "bash", "-c", &run,
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("rc=1"), "{id}: the FAIL_TO_PASS tests do not fail: {}", text(&o));
+    }
+}
