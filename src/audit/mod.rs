@@ -1080,6 +1080,7 @@ fn apply_named(worker: &mut dyn Worker, name: &str, patch: &str) -> Result<(), P
     if patch.trim().is_empty() {
         return Ok(());
     }
+
     match worker.apply_patch(patch) {
         Ok(()) => Ok(()),
         Err(SandboxError::Patch(e)) => Err(Problem::new(

@@ -8,7 +8,7 @@ use super::docker::Client;
 use super::image::{self, ContextTar, ImageError, ImageRef, Progress, TEST_UID};
 use crate::lang::Language;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::path::Path;
 
 pub const TASK_TEMPLATE: &str = include_str!("../../dockerfiles/task.Dockerfile");
@@ -81,27 +81,41 @@ pub fn render(spec: &TaskImageSpec<'_>) -> Result<String, ImageError> {
         .chain(["/testbed".to_string()])
         .map(|p| super::shell_quote(&p))
         .collect();
-    let labels = BTreeMap::from([
-        ("swe-forge.kind".to_string(), "task".to_string()),
-        ("swe-forge.instance".to_string(), spec.instance_id.to_string()),
-        ("swe-forge.base-commit".to_string(), spec.base_commit.to_string()),
-        ("swe-forge.repo-image".to_string(), spec.repo_image.to_string()),
-    ]);
+    // One step: the repository image's /testbed and the clean code it holds elsewhere go.
+    let mut prepare = format!("set -e; rm -rf /testbed; install -d -o {TEST_UID} -g {TEST_UID} /testbed");
+    match spec.language {
+        Language::Python => prepare.push_str(&format!(
+            "; /opt/venv/bin/python -c {} {}",
+            super::shell_quote(STRIP_SCRIPT),
+            roots.join(" ")
+        )),
+        Language::Java => prepare.push_str(&format!(
+            "; find {} -mindepth 1 -delete",
+            image::JAVA_BUILD_CACHE
+        )),
+    }
     env.render_str(
         TASK_TEMPLATE,
         minijinja::context! {
             repo_image => spec.repo_image,
             uid => TEST_UID,
-            python => spec.language == Language::Python,
-            roots => roots,
-            java_build_cache => (spec.language == Language::Java).then_some(image::JAVA_BUILD_CACHE),
-            labels => labels,
+            prepare => prepare,
         },
     )
     .map_err(|e| ImageError::Build {
         tag: spec.tag.to_string(),
         detail: format!("rendering the task template: {e}"),
     })
+}
+
+/// The labels of a task image.
+pub fn labels(spec: &TaskImageSpec<'_>) -> HashMap<String, String> {
+    HashMap::from([
+        ("swe-forge.kind".to_string(), "task".to_string()),
+        ("swe-forge.instance".to_string(), spec.instance_id.to_string()),
+        ("swe-forge.base-commit".to_string(), spec.base_commit.to_string()),
+        ("swe-forge.repo-image".to_string(), spec.repo_image.to_string()),
+    ])
 }
 
 /// The task image: found by its tag, or built on its repository image (which must be present).
@@ -125,17 +139,12 @@ pub fn ensure(
                 tag: tag.to_string(),
                 detail: format!("making the build context: {e}"),
             })?;
-        ctx.add_file("strip-installed.py", STRIP_SCRIPT.as_bytes(), 0o644)
-            .map_err(|e| ImageError::Build {
-                tag: tag.to_string(),
-                detail: format!("making the build context: {e}"),
-            })?;
         ctx.add_checkout(spec.start_repo, "testbed")
             .map_err(|e| ImageError::Build {
                 tag: tag.to_string(),
                 detail: format!("adding the start state: {e}"),
             })?;
-        image::build_image(client, tag, ctx.finish()?, progress)
+        image::build_image_labelled(client, tag, ctx.finish()?, &labels(spec), progress)
     })
 }
 
@@ -181,7 +190,8 @@ mod tests {
         };
         let py = render(&spec).unwrap();
         assert!(py.contains("FROM swe-forge/p:1"), "{py}");
-        assert!(py.contains("swe-forge-strip.py /testbed/src /testbed"), "{py}");
+        assert!(py.contains("/opt/venv/bin/python -c"), "{py}");
+        assert!(py.contains("/testbed/src /testbed"), "{py}");
         assert!(!py.contains("maven-build"), "{py}");
         let java = render(&TaskImageSpec {
             language: Language::Java,
