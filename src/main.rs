@@ -457,9 +457,14 @@ fn dispatch(cli: Cli) -> Result<i32> {
             let text = std::fs::read_to_string(&tasks)
                 .with_context(|| format!("reading {}", tasks.display()))?;
             let mut records = Vec::new();
-            for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-                let t: swe_forge::task::Task = serde_json::from_str(line)
-                    .with_context(|| format!("{}: line {} is not a task record", tasks.display(), i + 1))?;
+            for (i, line) in text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+            {
+                let t: swe_forge::task::Task = serde_json::from_str(line).with_context(|| {
+                    format!("{}: line {} is not a task record", tasks.display(), i + 1)
+                })?;
                 records.push(t);
             }
             let (summary, lines) = swe_forge::task_images::build_from_records(
@@ -479,7 +484,11 @@ fn dispatch(cli: Cli) -> Result<i32> {
                         l.status,
                         l.image.as_deref().unwrap_or("-"),
                         l.instance_id,
-                        if l.detail.is_empty() { String::new() } else { format!("  ({})", l.detail) }
+                        if l.detail.is_empty() {
+                            String::new()
+                        } else {
+                            format!("  ({})", l.detail)
+                        }
                     );
                 }
             }

@@ -222,7 +222,13 @@ pub fn parse_manifest(text: &str, path: &Path) -> Result<Manifest, SeedError> {
 pub fn record_base_dir(source: &str, near: &Path, cache: &Path) -> PathBuf {
     let near_dir = near
         .parent()
-        .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
         .unwrap_or(Path::new("."))
         .to_path_buf();
     let s = Path::new(source.trim());
@@ -245,7 +251,9 @@ pub fn record_base_dir(source: &str, near: &Path, cache: &Path) -> PathBuf {
 /// `owner/name`: two non-empty parts of letters, digits, `-`, `_`, `.`.
 fn valid_repo(r: &str) -> bool {
     let mut parts = r.split('/');
-    let ok = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p != "." && p != ".." && valid_name(p));
+    let ok = |p: Option<&str>| {
+        p.is_some_and(|p| !p.is_empty() && p != "." && p != ".." && valid_name(p))
+    };
     ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
 }
 
@@ -325,7 +333,8 @@ impl Seed {
         }
         let given = self.source.trim();
         let is_url = is_scp_like(given)
-            || scheme_of(given).is_some_and(|s| GIT_SCHEMES.contains(&s.to_ascii_lowercase().as_str()));
+            || scheme_of(given)
+                .is_some_and(|s| GIT_SCHEMES.contains(&s.to_ascii_lowercase().as_str()));
         if is_url {
             if let Some(r) = repo_from_url(given) {
                 return r;
@@ -550,13 +559,19 @@ mod tests {
         assert_eq!(s("git@github.com:a/b.git", None).repo_name(), "a/b");
         assert_eq!(s("file:///srv/r.git", None).repo_name(), "srv/r");
         assert_eq!(s("pypi:six==1.16.0", None).repo_name(), "s");
-        assert_eq!(s("pypi:six==1.16.0", Some("benjaminp/six")).repo_name(), "benjaminp/six");
+        assert_eq!(
+            s("pypi:six==1.16.0", Some("benjaminp/six")).repo_name(),
+            "benjaminp/six"
+        );
         assert_eq!(s("dir", None).repo_name(), "s");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.yaml");
         std::fs::write(&path, "seeds:\n  - name: a\n    source: pypi:six==1.16.0\n    language: python\n    repo: no-slash\n").unwrap();
         let e = load_manifest(&path).unwrap_err().to_string();
-        assert!(e.contains("seeds[0].repo") && e.contains("owner/name"), "{e}");
+        assert!(
+            e.contains("seeds[0].repo") && e.contains("owner/name"),
+            "{e}"
+        );
     }
 
     #[test]

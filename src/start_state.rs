@@ -150,7 +150,9 @@ pub fn build(
     let tree_id = update
         .create_updated(repo, &buggy_tree)
         .map_err(git("removing the hidden test files"))?;
-    let tree = repo.find_tree(tree_id).map_err(git("reading the start tree"))?;
+    let tree = repo
+        .find_tree(tree_id)
+        .map_err(git("reading the start tree"))?;
     let sig = signature();
     let commit = repo
         .commit(None, &sig, &sig, MESSAGE, &tree, &[])
@@ -232,7 +234,11 @@ pub fn deletion_patch(test_patch: &str, removed: &[String]) -> String {
         let mut count = 0usize;
         for l in section.split_inclusive('\n') {
             if let Some(m) = l.strip_prefix("new file mode ") {
-                mode = if m.trim() == "100755" { "100755" } else { "100644" };
+                mode = if m.trim() == "100755" {
+                    "100755"
+                } else {
+                    "100644"
+                };
             } else if let Some(added) = l.strip_prefix('+') {
                 if !l.starts_with("+++ ") {
                     body.push(format!("-{added}"));
@@ -275,7 +281,9 @@ pub fn write_repository(src: &Repository, commit: Oid, dir: &Path) -> Result<Oid
     opts.initial_head(BRANCH).no_reinit(false);
     let dst = Repository::init_opts(dir, &opts).map_err(git("initializing the repository"))?;
     let tree = copy_tree(src, &dst, c.tree_id())?;
-    let tree = dst.find_tree(tree).map_err(git("reading the copied tree"))?;
+    let tree = dst
+        .find_tree(tree)
+        .map_err(git("reading the copied tree"))?;
     let written = dst
         .commit(
             None,
@@ -291,8 +299,13 @@ pub fn write_repository(src: &Repository, commit: Oid, dir: &Path) -> Result<Oid
             "the copied commit is {written}, not {commit}"
         )));
     }
-    dst.reference(&format!("refs/heads/{BRANCH}"), written, true, "start state")
-        .map_err(git("setting the branch"))?;
+    dst.reference(
+        &format!("refs/heads/{BRANCH}"),
+        written,
+        true,
+        "start state",
+    )
+    .map_err(git("setting the branch"))?;
     dst.set_head(&format!("refs/heads/{BRANCH}"))
         .map_err(git("setting HEAD"))?;
     let mut co = git2::build::CheckoutBuilder::new();
@@ -312,7 +325,9 @@ pub fn write_repository(src: &Repository, commit: Oid, dir: &Path) -> Result<Oid
 
 /// Copy a tree and everything under it (gitlinks excepted: their commits are not copied).
 fn copy_tree(src: &Repository, dst: &Repository, id: Oid) -> Result<Oid, StartStateError> {
-    let tree = src.find_tree(id).map_err(git(format!("reading tree {id}")))?;
+    let tree = src
+        .find_tree(id)
+        .map_err(git(format!("reading tree {id}")))?;
     let mut builder = dst.treebuilder(None).map_err(git("building a tree"))?;
     for entry in tree.iter() {
         let name = entry.name_bytes().to_vec();
@@ -387,7 +402,10 @@ mod tests {
         let repo = Repository::init(dir.path()).unwrap();
         let files = [
             ("pkg/core.py", "def f(x):\n    return x + 1\n"),
-            ("tests/test_core.py", "from pkg.core import f\n\ndef test_f():\n    assert f(1) == 2\n"),
+            (
+                "tests/test_core.py",
+                "from pkg.core import f\n\ndef test_f():\n    assert f(1) == 2\n",
+            ),
             ("tests/test_other.py", "def test_o():\n    assert True"),
         ];
         let mut update = TreeUpdateBuilder::new();
@@ -403,7 +421,9 @@ mod tests {
         let c = repo.commit(None, &sig, &sig, "clean", &tree, &[]).unwrap();
         let parent = repo.find_commit(c).unwrap();
         // A second commit, so that history exists to leak.
-        let c2 = repo.commit(None, &sig, &sig, "next", &tree, &[&parent]).unwrap();
+        let c2 = repo
+            .commit(None, &sig, &sig, "next", &tree, &[&parent])
+            .unwrap();
         drop(tree);
         drop(empty);
         drop(parent);
@@ -415,8 +435,19 @@ mod tests {
     #[test]
     fn start_state_is_parentless_buggy_and_hides_tests() {
         let (_d, repo, clean) = fixture();
-        let removed = vec!["tests/test_core.py".to_string(), "tests/test_new.py".to_string()];
-        let s = build(&repo, &clean.to_string(), BUG, &removed, HiddenTests::Files, "").unwrap();
+        let removed = vec![
+            "tests/test_core.py".to_string(),
+            "tests/test_new.py".to_string(),
+        ];
+        let s = build(
+            &repo,
+            &clean.to_string(),
+            BUG,
+            &removed,
+            HiddenTests::Files,
+            "",
+        )
+        .unwrap();
         let c = repo.find_commit(s.commit).unwrap();
         assert_eq!(c.parent_count(), 0);
         assert_eq!(c.message().ok(), Some(MESSAGE));
@@ -429,7 +460,15 @@ mod tests {
         assert_eq!(blob.content(), b"def f(x):\n    return x - 1\n");
         assert_eq!(s.info.removed_files, vec!["tests/test_core.py".to_string()]);
         // Same inputs, same id.
-        let again = build(&repo, &clean.to_string(), BUG, &removed, HiddenTests::Files, "").unwrap();
+        let again = build(
+            &repo,
+            &clean.to_string(),
+            BUG,
+            &removed,
+            HiddenTests::Files,
+            "",
+        )
+        .unwrap();
         assert_eq!(again.commit, s.commit);
 
         // The written repository holds one commit and no clean object.
@@ -437,7 +476,8 @@ mod tests {
         let dir = out.path().join("r");
         assert_eq!(write_repository(&repo, s.commit, &dir).unwrap(), s.commit);
         let w = Repository::open(&dir).unwrap();
-        let clean_blob = Oid::hash_object(ObjectType::Blob, b"def f(x):\n    return x + 1\n").unwrap();
+        let clean_blob =
+            Oid::hash_object(ObjectType::Blob, b"def f(x):\n    return x + 1\n").unwrap();
         assert!(w.find_blob(clean_blob).is_err());
         assert!(w.find_commit(clean).is_err());
         let hidden_blob = Oid::hash_object(

@@ -48,7 +48,8 @@ pub fn build_for_tasks(
             return (summary, lines);
         }
     };
-    let repo = match git2::Repository::open_bare(mirror).or_else(|_| git2::Repository::open(mirror)) {
+    let repo = match git2::Repository::open_bare(mirror).or_else(|_| git2::Repository::open(mirror))
+    {
         Ok(r) => r,
         Err(e) => {
             for t in tasks {
@@ -99,7 +100,10 @@ fn build_one(
     progress: &dyn Fn(&str),
 ) -> TaskImageLine {
     let Some(tag) = t.image_name.as_deref() else {
-        return failed(t, "the record names no image (made with the local sandbox)".into());
+        return failed(
+            t,
+            "the record names no image (made with the local sandbox)".into(),
+        );
     };
     let Some(repo_image) = t
         .metadata
@@ -111,9 +115,17 @@ fn build_one(
     };
     let base = match git2::Oid::from_str(&t.base_commit) {
         Ok(o) => o,
-        Err(_) => return failed(t, format!("base_commit `{}` is not a commit id", t.base_commit)),
+        Err(_) => {
+            return failed(
+                t,
+                format!("base_commit `{}` is not a commit id", t.base_commit),
+            )
+        }
     };
-    let dir = match tempfile::Builder::new().prefix("swe-forge-start-").tempdir() {
+    let dir = match tempfile::Builder::new()
+        .prefix("swe-forge-start-")
+        .tempdir()
+    {
         Ok(d) => d,
         Err(e) => return failed(t, format!("a temporary directory: {e}")),
     };

@@ -85,7 +85,10 @@ fn demo_tasks_export_as_branches_holding_their_bugs() {
         let patch_file = dir.path().join("bug.diff");
         std::fs::write(&patch_file, bug_patch).unwrap();
         git(&work, &["apply", patch_file.to_str().unwrap()]);
-        for f in t["metadata"]["start_state"]["removed_files"].as_array().unwrap() {
+        for f in t["metadata"]["start_state"]["removed_files"]
+            .as_array()
+            .unwrap()
+        {
             std::fs::remove_file(work.join(f.as_str().unwrap())).unwrap();
         }
         git(&work, &["add", "-A"]);

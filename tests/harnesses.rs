@@ -35,7 +35,15 @@ fn docker_run() -> &'static Path {
         let out = dir.path().join("out");
         let o = bin()
             .env("TMPDIR", &tmp)
-            .args(["run", "--sandbox", "docker", "--only", "pyshelf", "--jobs", "2"])
+            .args([
+                "run",
+                "--sandbox",
+                "docker",
+                "--only",
+                "pyshelf",
+                "--jobs",
+                "2",
+            ])
             .args(["--max-candidates", "26", "--json", "--out"])
             .arg(&out)
             .output()
@@ -92,20 +100,33 @@ fn export(out: &Path, format: &str) -> PathBuf {
 }
 
 /// `swebench_eval.py` on the export with `predictions`; instance id → resolved.
-fn evaluate(python: &Path, dataset: &Path, predictions: &str, run_id: &str, report: &Path) -> Vec<(String, bool)> {
+fn evaluate(
+    python: &Path,
+    dataset: &Path,
+    predictions: &str,
+    run_id: &str,
+    report: &Path,
+) -> Vec<(String, bool)> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness/swebench_eval.py");
     let o = Command::new(python)
         .arg(script)
         .arg("--dataset")
         .arg(dataset)
-        .args(["--predictions", predictions, "--run-id", run_id, "--max-workers", "2"])
+        .args([
+            "--predictions",
+            predictions,
+            "--run-id",
+            run_id,
+            "--max-workers",
+            "2",
+        ])
         .arg("--report-dir")
         .arg(report)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let v: Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
     v["instances"]
         .as_object()
         .unwrap_or_else(|| panic!("no instances: {v}"))
@@ -133,7 +154,10 @@ fn swebench_harness_resolves_gold_and_nothing_for_empty_patches() {
     let gold = evaluate(&python, &dataset, "gold", "gold", report.path());
     assert_eq!(gold.len(), records.len());
     let unresolved: Vec<&String> = gold.iter().filter(|(_, r)| !r).map(|(i, _)| i).collect();
-    assert!(unresolved.is_empty(), "gold left unresolved: {unresolved:?}");
+    assert!(
+        unresolved.is_empty(),
+        "gold left unresolved: {unresolved:?}"
+    );
 
     let empty = report.path().join("empty.jsonl");
     let lines: Vec<String> = records
@@ -148,7 +172,13 @@ fn swebench_harness_resolves_gold_and_nothing_for_empty_patches() {
         })
         .collect();
     std::fs::write(&empty, lines.join("\n") + "\n").unwrap();
-    let none = evaluate(&python, &dataset, empty.to_str().unwrap(), "empty", report.path());
+    let none = evaluate(
+        &python,
+        &dataset,
+        empty.to_str().unwrap(),
+        "empty",
+        report.path(),
+    );
     let resolved: Vec<&String> = none.iter().filter(|(_, r)| *r).map(|(i, _)| i).collect();
     assert!(resolved.is_empty(), "an empty patch resolved: {resolved:?}");
 
@@ -167,8 +197,17 @@ fn swebench_harness_resolves_gold_and_nothing_for_empty_patches() {
         })
         .collect();
     std::fs::write(&noop, lines.join("\n") + "\n").unwrap();
-    let noop = evaluate(&python, &dataset, noop.to_str().unwrap(), "noop", report.path());
-    assert!(noop.iter().all(|(_, r)| !r), "a no-op patch resolved: {noop:?}");
+    let noop = evaluate(
+        &python,
+        &dataset,
+        noop.to_str().unwrap(),
+        "noop",
+        report.path(),
+    );
+    assert!(
+        noop.iter().all(|(_, r)| !r),
+        "a no-op patch resolved: {noop:?}"
+    );
 }
 
 #[test]
@@ -226,7 +265,10 @@ print(json.dumps({"rows": len(ds), "columns": len(got)}))
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["rows"].as_u64().unwrap() as usize, jsonl(&to.join("data/test.jsonl")).len());
+    assert_eq!(
+        v["rows"].as_u64().unwrap() as usize,
+        jsonl(&to.join("data/test.jsonl")).len()
+    );
 }
 
 fn docker(args: &[&str]) -> std::process::Output {
@@ -250,18 +292,38 @@ fn harbor_grade(task_dir: &Path, image: &str, solve: bool, base_commit: &str) ->
     );
     let mount = |host: &Path, at: &str| format!("{}:{at}", host.display());
     let o = docker(&[
-        "run", "--rm", "--network", "none", "-u", "0",
-        "-v", &mount(&solution, "/solution:ro"),
-        "-v", &mount(&artifacts, "/logs/artifacts"),
-        image, "bash", "-c", &agent,
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "-u",
+        "0",
+        "-v",
+        &mount(&solution, "/solution:ro"),
+        "-v",
+        &mount(&artifacts, "/logs/artifacts"),
+        image,
+        "bash",
+        "-c",
+        &agent,
     ]);
     assert!(o.status.success(), "agent container: {}", text(&o));
     let o = docker(&[
-        "run", "--rm", "--network", "none", "-u", "0",
-        "-v", &mount(&task_dir.join("tests"), "/tests:ro"),
-        "-v", &mount(&artifacts, "/logs/artifacts"),
-        "-v", &mount(&verifier, "/logs/verifier"),
-        image, "bash", "/tests/test.sh",
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "-u",
+        "0",
+        "-v",
+        &mount(&task_dir.join("tests"), "/tests:ro"),
+        "-v",
+        &mount(&artifacts, "/logs/artifacts"),
+        "-v",
+        &mount(&verifier, "/logs/verifier"),
+        image,
+        "bash",
+        "/tests/test.sh",
     ]);
     assert!(o.status.success(), "verifier container: {}", text(&o));
     std::fs::read_to_string(verifier.join("reward.txt"))
@@ -284,7 +346,14 @@ fn harbor_export_lints_and_its_verifier_grades() {
         .map(|t| to.join(t["instance_id"].as_str().unwrap()))
         .collect();
     for d in &dirs {
-        for f in ["instruction.md", "task.toml", "environment/Dockerfile", "solution/solve.sh", "tests/test.sh", "tests/test.patch"] {
+        for f in [
+            "instruction.md",
+            "task.toml",
+            "environment/Dockerfile",
+            "solution/solve.sh",
+            "tests/test.sh",
+            "tests/test.patch",
+        ] {
             assert!(d.join(f).is_file(), "{} lacks {f}", d.display());
         }
         // The environment holds no test and no solution.
@@ -295,14 +364,26 @@ fn harbor_export_lints_and_its_verifier_grades() {
         assert_eq!(entries, vec!["Dockerfile".to_string()]);
     }
     if let Some(harbor) = tool("SWE_FORGE_HARBOR", test) {
-        let o = Command::new(&harbor).arg("lint").args(&dirs).output().unwrap();
+        let o = Command::new(&harbor)
+            .arg("lint")
+            .args(&dirs)
+            .output()
+            .unwrap();
         assert_eq!(o.status.code(), Some(0), "harbor lint: {}", text(&o));
     }
     let t = &tasks[0];
     let image = t["image_name"].as_str().unwrap();
     let base = t["base_commit"].as_str().unwrap();
-    assert_eq!(harbor_grade(&dirs[0], image, true, base), "1", "with the solution");
-    assert_eq!(harbor_grade(&dirs[0], image, false, base), "0", "with no change");
+    assert_eq!(
+        harbor_grade(&dirs[0], image, true, base),
+        "1",
+        "with the solution"
+    );
+    assert_eq!(
+        harbor_grade(&dirs[0], image, false, base),
+        "0",
+        "with no change"
+    );
 }
 
 #[test]
@@ -343,15 +424,29 @@ fn an_agent_in_the_task_container_finds_no_way_back() {
             .map(|l| &l[1..])
             .collect();
         for name in t["FAIL_TO_PASS"].as_array().unwrap() {
-            let name = name.as_str().unwrap().rsplit("::").next().unwrap().split('[').next().unwrap();
-            if let Some(i) = restored.iter().position(|l| l.trim_start().starts_with(&format!("def {name}("))) {
+            let name = name
+                .as_str()
+                .unwrap()
+                .rsplit("::")
+                .next()
+                .unwrap()
+                .split('[')
+                .next()
+                .unwrap();
+            if let Some(i) = restored
+                .iter()
+                .position(|l| l.trim_start().starts_with(&format!("def {name}(")))
+            {
                 windows.push(restored[i..(i + 3).min(restored.len())].join("\n"));
             }
         }
         assert!(!windows.is_empty(), "{id}: nothing to look for");
         // The clean blob ids of the changed file and the hidden test files.
         let mut blobs: Vec<String> = Vec::new();
-        for patch in [t["bug_patch"].as_str().unwrap(), t["test_patch"].as_str().unwrap()] {
+        for patch in [
+            t["bug_patch"].as_str().unwrap(),
+            t["test_patch"].as_str().unwrap(),
+        ] {
             for l in patch.lines().filter_map(|l| l.strip_prefix("index ")) {
                 let range = l.split_whitespace().next().unwrap();
                 // bug_patch: the clean side; test_patch: the restored (hidden) side.
@@ -373,8 +468,16 @@ fn an_agent_in_the_task_container_finds_no_way_back() {
             .map(|f| f.as_str().unwrap().to_string())
             .collect();
         let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
-        let pkg = Path::new(file).parent().and_then(|p| p.file_name()).map(|p| p.to_string_lossy().to_string()).unwrap_or_default();
-        let stem = Path::new(file).file_stem().unwrap().to_string_lossy().to_string();
+        let pkg = Path::new(file)
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|p| p.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let stem = Path::new(file)
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
         let script = format!(
             r#"
 cd /testbed
@@ -424,35 +527,147 @@ echo "found=$found"
             file = q(file),
         );
         let probe = tempfile::tempdir().unwrap();
-        std::fs::write(probe.path().join("windows.json"), serde_json::to_string(&windows).unwrap()).unwrap();
+        std::fs::write(
+            probe.path().join("windows.json"),
+            serde_json::to_string(&windows).unwrap(),
+        )
+        .unwrap();
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(probe.path().join("windows.json"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(
+            probe.path().join("windows.json"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
         std::fs::set_permissions(probe.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let o = docker(&[
-            "run", "--rm", "--network", "none", "-u", "tester",
-            "-v", &format!("{}:/probe:ro", probe.path().display()),
-            image, "bash", "-c", &script,
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "-u",
+            "tester",
+            "-v",
+            &format!("{}:/probe:ro", probe.path().display()),
+            image,
+            "bash",
+            "-c",
+            &script,
         ]);
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(out.contains("found=0"), "{id}: {}", text(&o));
 
         // After the git commands, with the hidden tests back, the FAIL_TO_PASS tests still fail.
-        let ids: Vec<String> = t["FAIL_TO_PASS"].as_array().unwrap().iter().map(|i| q(i.as_str().unwrap())).collect();
+        let ids: Vec<String> = t["FAIL_TO_PASS"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| q(i.as_str().unwrap()))
+            .collect();
         let patch_dir = tempfile::tempdir().unwrap();
-        std::fs::write(patch_dir.path().join("test.patch"), t["test_patch"].as_str().unwrap()).unwrap();
+        std::fs::write(
+            patch_dir.path().join("test.patch"),
+            t["test_patch"].as_str().unwrap(),
+        )
+        .unwrap();
         std::fs::set_permissions(patch_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::set_permissions(patch_dir.path().join("test.patch"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(
+            patch_dir.path().join("test.patch"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
         let run = format!(
             "cd /testbed; git checkout -- . ; git stash -q 2>/dev/null; git reset -q --hard; \
              git apply /p/test.patch || exit 9; python -m pytest -q -p no:cacheprovider {}; echo rc=$?",
             ids.join(" ")
         );
         let o = docker(&[
-            "run", "--rm", "--network", "none", "-u", "tester",
-            "-v", &format!("{}:/p:ro", patch_dir.path().display()),
-            image, "bash", "-c", &run,
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "-u",
+            "tester",
+            "-v",
+            &format!("{}:/p:ro", patch_dir.path().display()),
+            image,
+            "bash",
+            "-c",
+            &run,
         ]);
         let out = String::from_utf8_lossy(&o.stdout);
-        assert!(out.contains("rc=1"), "{id}: the FAIL_TO_PASS tests do not fail: {}", text(&o));
+        assert!(
+            out.contains("rc=1"),
+            "{id}: the FAIL_TO_PASS tests do not fail: {}",
+            text(&o)
+        );
     }
+}
+
+/// The audit's safety checks catch what they look for: a task image with a copy of the fixed
+/// code and the hidden test file planted outside `/testbed`, and a record whose image is the
+/// repository image (the clean commit with its history).
+#[test]
+fn the_audit_finds_the_ways_back_of_a_leaky_image() {
+    let test = "the_audit_finds_the_ways_back_of_a_leaky_image";
+    if !docker_or_skip(test) {
+        return;
+    }
+    let out = docker_run();
+    let tasks = jsonl(&out.join("tasks.jsonl"));
+    let t = &tasks[0];
+    let image = t["image_name"].as_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let patches = dir.path().join("p");
+    std::fs::create_dir_all(&patches).unwrap();
+    std::fs::write(patches.join("fix.diff"), t["patch"].as_str().unwrap()).unwrap();
+    std::fs::write(patches.join("test.diff"), t["test_patch"].as_str().unwrap()).unwrap();
+    // A copy of the fixed tree, with the hidden tests, left in /opt/leak.
+    let name = format!("swe-forge-leak-{}", std::process::id());
+    let o = docker(&[
+        "run", "--name", &name, "-u", "0", "-v", &format!("{}:/p:ro", patches.display()),
+        image, "bash", "-c",
+        "cp -a /testbed /opt/leak && cd /opt/leak && git -c safe.directory='*' apply /p/fix.diff /p/test.diff",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let leaky = format!("swe-forge/leak-test:{}", std::process::id());
+    let o = docker(&["commit", &name, &leaky]);
+    assert!(o.status.success(), "{}", text(&o));
+    docker(&["rm", "-f", &name]);
+
+    let audit = |record: &Value| -> Value {
+        let file = dir.path().join("one.jsonl");
+        std::fs::write(&file, format!("{record}\n")).unwrap();
+        let o = bin()
+            .args(["audit", "--sandbox", "docker", "--json"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+        let first = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        serde_json::from_str(&first).unwrap()
+    };
+    let reasons = |a: &Value| -> Vec<String> {
+        a["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["reason"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut leak = t.clone();
+    leak["image_name"] = leaky.clone().into();
+    let found = reasons(&audit(&leak));
+    docker(&["rmi", "-f", &leaky]);
+    for want in ["gold-code-present", "hidden-test-present"] {
+        assert!(found.iter().any(|r| r == want), "{want} not in {found:?}");
+    }
+
+    let mut repo_image = t.clone();
+    repo_image["image_name"] = t["metadata"]["start_state"]["repo_image"].clone();
+    let found = reasons(&audit(&repo_image));
+    assert!(found.iter().any(|r| r == "base-has-parent"), "{found:?}");
 }

@@ -831,10 +831,9 @@ fn import_at_base(task: &Task, cache: &Path, tasks_file: &Path) -> Result<Repo, 
     if matches!(source, Source::GitUrl(_) | Source::LocalGit(_)) {
         seed.revision = Some(task.clean_commit().to_string());
     }
-    let lock = crate::lock::FileLock::exclusive(
-        &cache.join("locks").join(format!("{}.lock", seed.name)),
-    )
-    .map_err(|e| format!("locking the seed's cache entries: {e}"))?;
+    let lock =
+        crate::lock::FileLock::exclusive(&cache.join("locks").join(format!("{}.lock", seed.name)))
+            .map_err(|e| format!("locking the seed's cache entries: {e}"))?;
     let imported = repo::import(&seed, &base_dir, cache);
     drop(lock);
     let mut repo = imported.map_err(|e| format!("import: {e}"))?;
@@ -886,14 +885,29 @@ fn check_in_sandbox(
     };
     let runner = envs.runner(task, kind);
     let problems = match env.worker(index) {
-        Ok(mut worker) => check_task(worker.as_mut(), runner.as_ref(), task),
+        Ok(mut worker) => {
+            // A container of the task's own image is the agent's start environment.
+            let start_env = kind == "docker" && !envs.prefer_repo_image;
+            check_task_in(worker.as_mut(), runner.as_ref(), task, start_env)
+        }
         Err(e) => vec![Problem::new(Invalid::Environment, format!("worker: {e}"))],
     };
     (Some(kind.to_string()), problems)
 }
 
-/// The runtime checks on one worker.
+/// The runtime checks on one worker (not a task's start environment: no safety checks).
 pub fn check_task(worker: &mut dyn Worker, runner: &dyn TestRunner, task: &Task) -> Vec<Problem> {
+    check_task_in(worker, runner, task, false)
+}
+
+/// The runtime checks on one worker; `start_env`: the worker is a container of the task's own
+/// image, whose tree must be the start state, and the safety checks run there.
+pub fn check_task_in(
+    worker: &mut dyn Worker,
+    runner: &dyn TestRunner,
+    task: &Task,
+    start_env: bool,
+) -> Vec<Problem> {
     let env_problem = |what: &str, e: &dyn fmt::Display| {
         vec![Problem::new(Invalid::Environment, format!("{what}: {e}"))]
     };
@@ -909,10 +923,17 @@ pub fn check_task(worker: &mut dyn Worker, runner: &dyn TestRunner, task: &Task)
     let mut problems = Vec::new();
 
     // Safety, in the start environment itself (a task image), before anything is applied.
-    if task.metadata.start_state.is_some()
-        && head == task.base_commit
-        && task.base_commit != task.clean_commit()
-    {
+    let has_start = task.metadata.start_state.is_some() && task.base_commit != task.clean_commit();
+    if start_env && has_start && head != task.base_commit {
+        problems.push(Problem::new(
+            Invalid::BaseHasParent,
+            format!(
+                "the task image's tree is at `{head}`, not at the start state {} (an agent would start from there)",
+                task.base_commit
+            ),
+        ));
+    }
+    if start_env && has_start && head == task.base_commit {
         problems.extend(safety::check(worker, task));
         if problems.iter().any(|p| p.reason == Invalid::Environment) {
             return problems;
@@ -1031,13 +1052,19 @@ fn provenance(worker: &mut dyn Worker, task: &Task, head: &str) -> Option<Proble
                 "the clean commit with the start patch gives {}, not base_commit {}{}",
                 if got.is_empty() { "nothing" } else { &got },
                 task.base_commit,
-                if err.is_empty() { String::new() } else { format!(" ({err})") }
+                if err.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({err})")
+                }
             ),
         )
     } else {
         Problem::new(
             Invalid::PatchDoesNotApply,
-            format!("bug_patch does not lead to the start state (it does not apply in reverse): {err}"),
+            format!(
+                "bug_patch does not lead to the start state (it does not apply in reverse): {err}"
+            ),
         )
     })
 }

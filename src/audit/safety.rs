@@ -40,7 +40,9 @@ pub fn spec(task: &Task, root: &str, scratch: &str) -> serde_json::Value {
         let mut n = 0;
         for (i, l) in added.iter().enumerate() {
             let t = l.trim_start();
-            let starts_test = t.starts_with("def test") || t.starts_with("async def test") || t.starts_with("@Test");
+            let starts_test = t.starts_with("def test")
+                || t.starts_with("async def test")
+                || t.starts_with("@Test");
             if starts_test && n < WINDOWS_PER_FILE && i + 2 < added.len() {
                 hidden_windows.push(added[i..i + 3].join("\n"));
                 n += 1;
@@ -122,7 +124,12 @@ pub fn check(worker: &mut dyn Worker, task: &Task) -> Vec<Problem> {
     );
     let out = match worker.exec(&script, Duration::from_secs(600)) {
         Ok(o) => o,
-        Err(e) => return vec![Problem::new(Invalid::Environment, format!("safety checks: {e}"))],
+        Err(e) => {
+            return vec![Problem::new(
+                Invalid::Environment,
+                format!("safety checks: {e}"),
+            )]
+        }
     };
     let stdout = String::from_utf8_lossy(&out.stdout);
     let answer: Answer = match stdout
@@ -169,6 +176,9 @@ mod tests {
     #[test]
     fn gold_windows_are_the_fixed_hunks() {
         let patch = "diff --git a/m.py b/m.py\nindex 1..2\n--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n def f(x):\n-    return x - 1\n+    return x + 1\n \n";
-        assert_eq!(gold_windows(patch), vec!["def f(x):\n    return x + 1\n".to_string()]);
+        assert_eq!(
+            gold_windows(patch),
+            vec!["def f(x):\n    return x + 1\n".to_string()]
+        );
     }
 }

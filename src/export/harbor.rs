@@ -15,7 +15,10 @@
 //! Texts are `templates/harbor/*.j2`. Only Python (pytest) tasks with a task image are
 //! exported; others are reported with the reason. `DIR/export.json` is the summary.
 
-use super::{io_err, paths, ExportConfig, ExportError, ExportFailure, ExportSummary, ExportedTask};
+use super::{
+    paths, read_tasks, write_summary, ExportConfig, ExportError, ExportFailure, ExportSummary,
+    ExportedTask,
+};
 use crate::task::Task;
 use std::path::Path;
 use std::time::Instant;
@@ -37,29 +40,8 @@ pub const TEST_GLOBS: [&str; 10] = [
 pub fn export(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
     let started = Instant::now();
     let (tasks_file, to) = paths(cfg)?;
-    let text = std::fs::read_to_string(&tasks_file)
-        .map_err(io_err(format!("reading {}", tasks_file.display())))?;
-    let mut summary = ExportSummary {
-        to: to.clone(),
-        tasks_file: tasks_file.clone(),
-        ..Default::default()
-    };
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        summary.tasks += 1;
-        let task: Task = match serde_json::from_str(line) {
-            Ok(t) => t,
-            Err(e) => {
-                summary.failed.push(ExportFailure {
-                    instance_id: format!("line {}", i + 1),
-                    seed: None,
-                    reason: format!("the record does not parse as a task: {e}"),
-                });
-                continue;
-            }
-        };
+    let (mut summary, tasks) = read_tasks(&tasks_file, &to)?;
+    for task in tasks {
         let dir = to.join(dir_name(&task.instance_id));
         match write_task(&task, &dir) {
             Ok(()) => summary.exported.push(ExportedTask {
@@ -80,8 +62,7 @@ pub fn export(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
         }
     }
     summary.seconds = started.elapsed().as_secs_f64();
-    let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
-    std::fs::write(to.join("export.json"), json + "\n").map_err(io_err("writing export.json"))?;
+    write_summary(&to, &summary)?;
     Ok(summary)
 }
 
@@ -119,8 +100,8 @@ fn env() -> minijinja::Environment<'static> {
 
 fn render(name: &str, ctx: minijinja::Value) -> Result<String, String> {
     let path = format!("harbor/{name}.j2");
-    let source =
-        crate::assets::template(&path).ok_or(format!("templates/{path} is missing from the build"))?;
+    let source = crate::assets::template(&path)
+        .ok_or(format!("templates/{path} is missing from the build"))?;
     let text = env()
         .render_str(source, ctx)
         .map_err(|e| format!("rendering {path}: {e}"))?;
@@ -129,7 +110,8 @@ fn render(name: &str, ctx: minijinja::Value) -> Result<String, String> {
 
 fn write(path: &Path, text: &str, mode: u32) -> Result<(), String> {
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("creating {}: {e}", parent.display()))?;
     }
     std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     use std::os::unix::fs::PermissionsExt;
@@ -157,7 +139,12 @@ pub fn write_task(t: &Task, dir: &Path) -> Result<(), String> {
         .map(|(p, _)| p)
         .collect();
     excludes.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
-    let tests: Vec<String> = t.fail_to_pass.iter().chain(&t.pass_to_pass).cloned().collect();
+    let tests: Vec<String> = t
+        .fail_to_pass
+        .iter()
+        .chain(&t.pass_to_pass)
+        .cloned()
+        .collect();
     let description: String = t
         .problem_statement
         .lines()
@@ -202,10 +189,26 @@ pub fn write_task(t: &Task, dir: &Path) -> Result<(), String> {
         test_command => test_command,
     };
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    write(&dir.join("instruction.md"), &(t.problem_statement.trim_end().to_string() + "\n"), 0o644)?;
-    write(&dir.join("task.toml"), &render("task.toml", ctx.clone())?, 0o644)?;
-    write(&dir.join("environment/Dockerfile"), &render("Dockerfile", ctx.clone())?, 0o644)?;
-    write(&dir.join("solution/solve.sh"), &render("solve.sh", ctx.clone())?, 0o755)?;
+    write(
+        &dir.join("instruction.md"),
+        &(t.problem_statement.trim_end().to_string() + "\n"),
+        0o644,
+    )?;
+    write(
+        &dir.join("task.toml"),
+        &render("task.toml", ctx.clone())?,
+        0o644,
+    )?;
+    write(
+        &dir.join("environment/Dockerfile"),
+        &render("Dockerfile", ctx.clone())?,
+        0o644,
+    )?;
+    write(
+        &dir.join("solution/solve.sh"),
+        &render("solve.sh", ctx.clone())?,
+        0o755,
+    )?;
     write(&dir.join("solution/fix.patch"), &t.patch, 0o644)?;
     write(&dir.join("tests/test.sh"), &render("test.sh", ctx)?, 0o755)?;
     write(&dir.join("tests/test.patch"), &t.test_patch, 0o644)?;

@@ -257,21 +257,47 @@ pub(crate) fn paths(cfg: &ExportConfig) -> Result<(PathBuf, PathBuf), ExportErro
     Ok((tasks_file, to))
 }
 
+/// The task records of `tasks_file` (a summary with the count, and the lines that do not parse
+/// as tasks recorded as failures), for the formats that need whole records.
+pub(crate) fn read_tasks(
+    tasks_file: &Path,
+    to: &Path,
+) -> Result<(ExportSummary, Vec<crate::task::Task>), ExportError> {
+    let text = std::fs::read_to_string(tasks_file)
+        .map_err(io_err(format!("reading {}", tasks_file.display())))?;
+    let mut summary = ExportSummary {
+        to: to.to_path_buf(),
+        tasks_file: tasks_file.to_path_buf(),
+        ..Default::default()
+    };
+    let mut tasks = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        summary.tasks += 1;
+        match serde_json::from_str(line) {
+            Ok(t) => tasks.push(t),
+            Err(e) => summary.failed.push(ExportFailure {
+                instance_id: format!("line {}", i + 1),
+                seed: None,
+                reason: format!("the record does not parse as a task: {e}"),
+            }),
+        }
+    }
+    Ok((summary, tasks))
+}
+
+/// Write `DIR/export.json`.
+pub(crate) fn write_summary(to: &Path, summary: &ExportSummary) -> Result<(), ExportError> {
+    let json = serde_json::to_string_pretty(summary).expect("summary serializes");
+    std::fs::write(to.join("export.json"), json + "\n").map_err(io_err("writing export.json"))
+}
+
 /// Export as git repositories (see the module docs).
 fn export_git(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
     let started = Instant::now();
-    if !cfg.out.is_dir() {
-        return Err(ExportError::NoOutDir(cfg.out.clone()));
-    }
-    let tasks_file = cfg
-        .tasks
-        .clone()
-        .unwrap_or_else(|| cfg.out.join("tasks.jsonl"));
-    if !tasks_file.is_file() {
-        return Err(ExportError::NoTasks(tasks_file));
-    }
-    let to = cfg.to.clone().unwrap_or_else(|| cfg.out.join("export"));
-    std::fs::create_dir_all(&to).map_err(io_err(format!("creating {}", to.display())))?;
+    let (tasks_file, to) = paths(cfg)?;
     let text = std::fs::read_to_string(&tasks_file)
         .map_err(io_err(format!("reading {}", tasks_file.display())))?;
     let mut summary = ExportSummary {

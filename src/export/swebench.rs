@@ -20,7 +20,10 @@
 //! Only Python (pytest) tasks with a task image are exported; others are reported with the
 //! reason.
 
-use super::{io_err, paths, ExportConfig, ExportError, ExportFailure, ExportSummary, ExportedTask};
+use super::{
+    io_err, paths, read_tasks, write_summary, ExportConfig, ExportError, ExportFailure,
+    ExportSummary, ExportedTask,
+};
 use crate::start_state::patch_sections;
 use crate::task::Task;
 use serde_json::{json, Map, Value};
@@ -64,31 +67,10 @@ const PYTEST_FLAGS: &str =
 pub fn export(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
     let started = Instant::now();
     let (tasks_file, to) = paths(cfg)?;
-    let text = std::fs::read_to_string(&tasks_file)
-        .map_err(io_err(format!("reading {}", tasks_file.display())))?;
-    let mut summary = ExportSummary {
-        to: to.clone(),
-        tasks_file: tasks_file.clone(),
-        ..Default::default()
-    };
+    let (mut summary, tasks) = read_tasks(&tasks_file, &to)?;
     let mut lines = String::new();
     let mut seen = BTreeSet::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        summary.tasks += 1;
-        let task: Task = match serde_json::from_str(line) {
-            Ok(t) => t,
-            Err(e) => {
-                summary.failed.push(ExportFailure {
-                    instance_id: format!("line {}", i + 1),
-                    seed: None,
-                    reason: format!("the record does not parse as a task: {e}"),
-                });
-                continue;
-            }
-        };
+    for task in tasks {
         match record(&task) {
             Ok(rec) if seen.insert(task.instance_id.to_lowercase()) => {
                 lines.push_str(&jsonl_line(&rec));
@@ -118,8 +100,7 @@ pub fn export(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
     std::fs::write(to.join("README.md"), dataset_card())
         .map_err(io_err("writing the dataset card"))?;
     summary.seconds = started.elapsed().as_secs_f64();
-    let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
-    std::fs::write(to.join("export.json"), json + "\n").map_err(io_err("writing export.json"))?;
+    write_summary(&to, &summary)?;
     Ok(summary)
 }
 
@@ -154,9 +135,12 @@ pub fn record(t: &Task) -> Result<Value, String> {
     if t.fail_to_pass.is_empty() {
         return Err("FAIL_TO_PASS is empty (the harness would count it resolved)".into());
     }
-    let id_ok = t.instance_id.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && t
-            .instance_id
+    let id_ok = t
+        .instance_id
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && t.instance_id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
     if !id_ok {
@@ -171,7 +155,9 @@ pub fn record(t: &Task) -> Result<Value, String> {
         .chain(&t.pass_to_pass)
         .find(|id| !crate::task::harness_readable(id))
     {
-        return Err(format!("test id `{bad}` cannot be read back from a pytest log"));
+        return Err(format!(
+            "test id `{bad}` cannot be read back from a pytest log"
+        ));
     }
     let mut metadata = serde_json::to_value(&t.metadata).map_err(|e| e.to_string())?;
     results_as_lists(&mut metadata);
@@ -187,7 +173,11 @@ pub fn record(t: &Task) -> Result<Value, String> {
     rec.insert("created_at".into(), s(&t.created_at));
     rec.insert(
         "version".into(),
-        s(if t.version.is_empty() { "0" } else { &t.version }),
+        s(if t.version.is_empty() {
+            "0"
+        } else {
+            &t.version
+        }),
     );
     rec.insert("FAIL_TO_PASS".into(), s(&json!(t.fail_to_pass).to_string()));
     rec.insert("PASS_TO_PASS".into(), s(&json!(t.pass_to_pass).to_string()));

@@ -94,11 +94,13 @@ pub const PYTHON_PACKAGES: &[&str] = &[
     "python3-venv",
     "git",
     "ca-certificates",
-    "coreutils", "procps",
+    "coreutils",
+    "procps",
 ];
 /// What every Java container needs besides the toolchain: python3 runs the agent, git the
 /// resets, coreutils `timeout` (minbase has bash).
-pub const JAVA_SYSTEM_PACKAGES: &[&str] = &["python3", "git", "ca-certificates", "coreutils", "procps"];
+pub const JAVA_SYSTEM_PACKAGES: &[&str] =
+    &["python3", "git", "ca-certificates", "coreutils", "procps"];
 /// The JDK, Maven and the Maven repository of Debian packages that offline builds resolve
 /// against (see `dockerfiles/java-maven.md`).
 pub const JAVA_TOOLCHAIN_PACKAGES: &[&str] = &[

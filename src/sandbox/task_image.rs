@@ -82,7 +82,8 @@ pub fn render(spec: &TaskImageSpec<'_>) -> Result<String, ImageError> {
         .map(|p| super::shell_quote(&p))
         .collect();
     // One step: the repository image's /testbed and the clean code it holds elsewhere go.
-    let mut prepare = format!("set -e; rm -rf /testbed; install -d -o {TEST_UID} -g {TEST_UID} /testbed");
+    let mut prepare =
+        format!("set -e; rm -rf /testbed; install -d -o {TEST_UID} -g {TEST_UID} /testbed");
     match spec.language {
         Language::Python => prepare.push_str(&format!(
             "; /opt/venv/bin/python -c {} {}",
@@ -112,9 +113,18 @@ pub fn render(spec: &TaskImageSpec<'_>) -> Result<String, ImageError> {
 pub fn labels(spec: &TaskImageSpec<'_>) -> HashMap<String, String> {
     HashMap::from([
         ("swe-forge.kind".to_string(), "task".to_string()),
-        ("swe-forge.instance".to_string(), spec.instance_id.to_string()),
-        ("swe-forge.base-commit".to_string(), spec.base_commit.to_string()),
-        ("swe-forge.repo-image".to_string(), spec.repo_image.to_string()),
+        (
+            "swe-forge.instance".to_string(),
+            spec.instance_id.to_string(),
+        ),
+        (
+            "swe-forge.base-commit".to_string(),
+            spec.base_commit.to_string(),
+        ),
+        (
+            "swe-forge.repo-image".to_string(),
+            spec.repo_image.to_string(),
+        ),
     ])
 }
 
