@@ -201,3 +201,46 @@ fn missing_out_dir_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no tasks file"));
 }
+
+/// `run --visible-tests`: the start state keeps the FAIL_TO_PASS tests' files (the easier
+/// variant), `test_patch` restores nothing, and the mode is recorded; by default the files are
+/// removed and `test_patch` brings them back.
+#[test]
+fn visible_tests_keep_the_failing_tests_in_the_start_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let run = |out: &Path, extra: &[&str]| {
+        let o = bin()
+            .env("TMPDIR", &tmp)
+            .args(["run", "--sandbox", "local", "--only", "pyshelf", "--max-candidates", "3"])
+            .args(["--no-synthesis", "--json", "--out"])
+            .arg(out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        jsonl(&out.join("tasks.jsonl"))
+    };
+    let hidden = run(&dir.path().join("hidden"), &[]);
+    let visible = run(&dir.path().join("visible"), &["--visible-tests"]);
+    assert!(!visible.is_empty() && visible.len() == hidden.len());
+    for (h, v) in hidden.iter().zip(&visible) {
+        assert_eq!(h["instance_id"], v["instance_id"]);
+        assert_eq!(h["metadata"]["start_state"]["hidden_tests"], "files");
+        assert_eq!(v["metadata"]["start_state"]["hidden_tests"], "visible");
+        assert!(v["metadata"]["start_state"]["removed_files"].as_array().unwrap().is_empty());
+        assert_eq!(v["test_patch"], "", "no synthesis: nothing to add");
+        let removed = h["metadata"]["start_state"]["removed_files"].as_array().unwrap();
+        assert!(!removed.is_empty());
+        for f in removed {
+            assert!(
+                h["test_patch"].as_str().unwrap().contains(&format!("+++ b/{}", f.as_str().unwrap())),
+                "test_patch does not restore {f}"
+            );
+        }
+        // Different trees, different start states; the same clean commit and bug.
+        assert_ne!(h["base_commit"], v["base_commit"]);
+        assert_eq!(h["bug_patch"], v["bug_patch"]);
+    }
+}

@@ -44,7 +44,7 @@ fn docker_run() -> &'static Path {
                 "--jobs",
                 "2",
             ])
-            .args(["--max-candidates", "26", "--json", "--out"])
+            .args(["--max-candidates", "24", "--json", "--out"])
             .arg(&out)
             .output()
             .unwrap();
@@ -670,4 +670,45 @@ fn the_audit_finds_the_ways_back_of_a_leaky_image() {
     repo_image["image_name"] = t["metadata"]["start_state"]["repo_image"].clone();
     let found = reasons(&audit(&repo_image));
     assert!(found.iter().any(|r| r == "base-has-parent"), "{found:?}");
+}
+
+/// `swe-forge image tasks` builds a task image from its record alone: here under a tag of its
+/// own (so the other tests' images stay), reporting it built, then reused; its `/testbed` is
+/// the start state as the agent's user sees it.
+#[test]
+fn image_tasks_builds_a_task_image_from_its_record() {
+    let test = "image_tasks_builds_a_task_image_from_its_record";
+    if !docker_or_skip(test) {
+        return;
+    }
+    let out = docker_run();
+    let mut t = jsonl(&out.join("tasks.jsonl"))[1].clone();
+    let tag = format!("swe-forge/image-tasks-test:{}", std::process::id());
+    t["image_name"] = tag.clone().into();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("one.jsonl");
+    std::fs::write(&file, format!("{t}\n")).unwrap();
+    let build = || {
+        let o = bin().args(["image", "tasks", "--json"]).arg(&file).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        lines
+    };
+    let first = build();
+    assert_eq!(first[0]["status"], "built", "{first:?}");
+    assert!(first[0]["layer_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(first[1]["built"], 1);
+    let again = build();
+    assert_eq!(again[0]["status"], "reused", "{again:?}");
+    let o = docker(&[
+        "run", "--rm", "-u", "tester", &tag, "bash", "-c",
+        "cd /testbed && git rev-parse HEAD && git rev-list --count HEAD",
+    ]);
+    docker(&["rmi", "-f", &tag]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines, vec![t["base_commit"].as_str().unwrap(), "1"], "{}", text(&o));
 }
