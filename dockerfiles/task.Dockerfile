@@ -16,11 +16,13 @@
     once instead of waiting for the kill timeout.
 
     The repository images run as root, so no USER step; the labels are set by the build (no
-    LABEL step): every step is a layer commit, slow on some storage drivers. For Python,
+    LABEL step): every step is a layer commit, slow on some storage drivers (≈5 s each on
+    fuse-overlayfs). The steps before COPY are the same for every task of a repository image,
+    so Docker's build cache shares them: a task costs one commit. For Python,
     dockerfiles/strip-installed.py runs inline (`python -c`) and removes the installed copies
     of the repository's own files.
 -#}
 FROM {{ repo_image }}
 RUN ["bash", "-c", {{ prepare | json }}]
-COPY --chown={{ uid }}:{{ uid }} testbed/ /testbed/
 ENTRYPOINT ["/bin/sh", "-c", "trap 'exit 143' TERM INT; \"$@\" & wait $!", "sh"]
+COPY --chown={{ uid }}:{{ uid }} testbed/ /testbed/

@@ -1024,12 +1024,29 @@ fn provenance(worker: &mut dyn Worker, task: &Task, head: &str) -> Option<Proble
             m = crate::sandbox::shell_quote(crate::start_state::MESSAGE.trim_end()),
         )
     } else {
+        // Reverse bug_patch on the start state: it must apply, and give each file the clean
+        // blob its `index` line names; then the start state is checked out again.
+        let q = crate::sandbox::shell_quote;
+        let mut checks = String::new();
+        let mut paths = Vec::new();
+        for (path, section) in crate::start_state::patch_sections(&task.bug_patch) {
+            if let Some(old) = crate::start_state::old_blob_ids(&section).first() {
+                checks.push_str(&format!(
+                    "case $(git hash-object -- {p}) in {old}*) ;; *) echo \"{p}: not the clean blob {old}\" >&2; bad=1;; esac\n",
+                    p = q(&path)
+                ));
+            }
+            paths.push(q(&path));
+        }
         format!(
-            "cat > \"$SWE_FORGE_P\" <<'SWE_FORGE_EOF'\n{}SWE_FORGE_EOF\ngit apply -R --check \"$SWE_FORGE_P\" && echo {}",
-            task.bug_patch,
-            task.base_commit
+            "P={s}/bug.diff\ncat > \"$P\" <<'SWE_FORGE_EOF'\n{patch}SWE_FORGE_EOF\nbad=\n\
+             git apply -R \"$P\" || exit 3\n{checks}git checkout -q HEAD -- {paths}\n\
+             [ -z \"$bad\" ] && echo {base}",
+            s = worker.scratch(),
+            patch = task.bug_patch,
+            paths = paths.join(" "),
+            base = task.base_commit,
         )
-        .replace("$SWE_FORGE_P", &format!("{}/bug.diff", worker.scratch()))
     };
     let out = match worker.exec(&script, Duration::from_secs(120)) {
         Ok(o) => o,
@@ -1063,7 +1080,7 @@ fn provenance(worker: &mut dyn Worker, task: &Task, head: &str) -> Option<Proble
         Problem::new(
             Invalid::PatchDoesNotApply,
             format!(
-                "bug_patch does not lead to the start state (it does not apply in reverse): {err}"
+                "bug_patch does not lead from the clean files to the start state: {err}"
             ),
         )
     })
