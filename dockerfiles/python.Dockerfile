@@ -7,7 +7,10 @@
                        reachable from a build container; `pip_env` points pip at them
 
     Stage `deps` installs the test tools and then the project (its install command, run in a
-    throwaway copy) into /opt/venv; the final stage copies that venv (the dependency layer),
+    throwaway copy) into /opt/venv, then removes from the venv the installed copies of the
+    repository's own files (dockerfiles/strip-installed.py: tests import the repository from
+    /testbed through PYTHONPATH, and a clean copy in site-packages would hand an agent the fix);
+    the final stage copies that venv (the dependency layer),
     then the repository (the source layer, owned by the test user). Neither the CA bundle nor
     the wheelhouse nor the build tree reaches the image. The base image already has the test
     user, /testbed, /scratch and WORKDIR /testbed.
@@ -21,7 +24,7 @@ COPY pip/ /tmp/swe-forge/pip/
 RUN ["bash", "-c", {{ (pip_env ~ "python3 -m venv /opt/venv && /opt/venv/bin/python -m pip install -q " ~ (test_tools | join(" "))) | json }}]
 COPY testbed/ /tmp/swe-forge/src/
 {% if install_command %}
-RUN ["bash", "-c", {{ (pip_env ~ "cd /tmp/swe-forge/src && export PATH=/opt/venv/bin:$PATH VIRTUAL_ENV=/opt/venv && bash -c " ~ (install_command | sh)) | json }}]
+RUN ["bash", "-c", {{ (pip_env ~ "cd /tmp/swe-forge/src && export PATH=/opt/venv/bin:$PATH VIRTUAL_ENV=/opt/venv && bash -c " ~ (install_command | sh) ~ " && /opt/venv/bin/python -c " ~ (strip_script | sh) ~ " " ~ strip_roots) | json }}]
 {% endif %}
 
 FROM {{ base }}

@@ -1,28 +1,36 @@
-{#- The task image: a task's start state as a thin layer over its repository image, rendered by
+{#- The task image: a task's start state over its repository's environment, rendered by
     src/sandbox/task_image.rs (minijinja). Its /testbed is what an agent is given.
 
     Build context (a tar made in memory):
       testbed/         the start state: a repository holding one parentless commit of the
                        buggy tree, without the hidden tests, on branch main, checked out
 
-    1. The repository image's /testbed (the clean commit with its history) is removed, and with
-       it every way back to the fix that the image holds: for Python, the installed copies of
-       the repository's own modules in the venv's site-packages (imports resolve to /testbed
-       through PYTHONPATH) and any bytecode; for Java, the warm-up build of the clean commit.
-    2. The start state, owned by the test user.
+    The image is NOT a layer over the repository image: that one's /testbed holds the clean
+    commit with its history, and a deletion in an upper layer is a whiteout that not every
+    storage driver honours (on fuse-overlayfs a removed file could be read again by its path
+    after a `git checkout`). Instead it starts from the language's base image (which has no
+    repository) and copies from the repository image only what the tests need: the venv
+    (from which the repository image's build already removed the installed copies of the
+    repository's own files) or the Java helpers, and the repository image's environment.
+    No layer of a task image holds the clean code.
 
-    The entry point runs the container's command under a shell that ends on SIGTERM, so a
-    harness that keeps the container alive with `tail -f /dev/null` (SWE-bench's) can stop it at
-    once instead of waiting for the kill timeout.
-
-    The repository images run as root, so no USER step; the labels are set by the build (no
-    LABEL step): every step is a layer commit, slow on some storage drivers (≈5 s each on
-    fuse-overlayfs). The steps before COPY are the same for every task of a repository image,
-    so Docker's build cache shares them: a task costs one commit. For Python,
-    dockerfiles/strip-installed.py runs inline (`python -c`) and removes the installed copies
-    of the repository's own files.
+    The labels are set by the build (no LABEL step): every step is a layer commit, slow on
+    some storage drivers (≈5 s each on fuse-overlayfs). The steps before the last COPY are the
+    same for every task of a repository image, so Docker's build cache shares them: a task
+    costs one commit. The entry point runs the container's command under a shell that ends on
+    SIGTERM, so a harness that keeps the container alive with `tail -f /dev/null`
+    (SWE-bench's) can stop it at once.
 -#}
-FROM {{ repo_image }}
+FROM {{ base }}
+{% for path in copy_paths %}
+COPY --from={{ repo_image }} {{ path }} {{ path }}
+{% endfor %}
+{% if prepare %}
 RUN ["bash", "-c", {{ prepare | json }}]
+{% endif %}
+{% if env %}
+ENV{% for kv in env %} {{ kv }}{% endfor %}
+
+{% endif %}
 ENTRYPOINT ["/bin/sh", "-c", "trap 'exit 143' TERM INT; \"$@\" & wait $!", "sh"]
 COPY --chown={{ uid }}:{{ uid }} testbed/ /testbed/

@@ -25,43 +25,43 @@ use std::sync::OnceLock;
 /// Tasks the run must make: SWE-bench's harness test asks for at least 20.
 const MIN_TASKS: usize = 20;
 
-/// The Docker run shared by the tests of this file (made once).
+/// The Docker run shared by the tests of this file (made once; a failure is kept, so that
+/// every test reports it instead of running it again).
 fn docker_run() -> &'static Path {
-    static RUN: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, out) = RUN.get_or_init(|| {
+    static RUN: OnceLock<Result<(tempfile::TempDir, PathBuf), String>> = OnceLock::new();
+    let made = RUN.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let tmp = dir.path().join("tmp");
         std::fs::create_dir_all(&tmp).unwrap();
         let out = dir.path().join("out");
         let o = bin()
             .env("TMPDIR", &tmp)
-            .args([
-                "run",
-                "--sandbox",
-                "docker",
-                "--only",
-                "pyshelf",
-                "--jobs",
-                "2",
-            ])
+            .args(["run", "--sandbox", "docker", "--only", "pyshelf", "--jobs", "2"])
             .args(["--max-candidates", "24", "--json", "--out"])
             .arg(&out)
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        if o.status.code() != Some(0) {
+            return Err(format!("the run failed: {}", text(&o)));
+        }
         let tasks = jsonl(&out.join("tasks.jsonl"));
-        assert!(
-            tasks.len() >= MIN_TASKS,
-            "the run made {} tasks, fewer than {MIN_TASKS}\n{}",
-            tasks.len(),
-            text(&o)
-        );
+        if tasks.len() < MIN_TASKS {
+            return Err(format!(
+                "the run made {} tasks, fewer than {MIN_TASKS}\n{}",
+                tasks.len(),
+                text(&o)
+            ));
+        }
         let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
-        let images = &summary["seeds"][0]["task_images"];
-        assert_eq!(images["failed"], 0, "{summary}");
-        (dir, out)
+        if summary["seeds"][0]["task_images"]["failed"] != 0 {
+            return Err(format!("task images failed: {summary}"));
+        }
+        Ok((dir, out))
     });
-    out
+    match made {
+        Ok((_, out)) => out,
+        Err(e) => panic!("{e}"),
+    }
 }
 
 /// A tool's path from the environment, or `None` (with a notice) when it is not set up.
@@ -520,6 +520,7 @@ before=$(sha1sum {file})
 git checkout -- . ; git stash -q 2>/dev/null; git reset -q --hard
 [ "$(sha1sum {file})" = "$before" ] || say "git restored {file}"
 [ -z "$(git status --porcelain)" ] || say "git status: $(git status --porcelain)"
+for h in {hidden}; do cat "$h" >/dev/null 2>&1 && say "hidden file $h readable after the git commands"; done
 echo "found=$found"
 "#,
             blobs = blobs.iter().map(|b| q(b)).collect::<Vec<_>>().join(" "),

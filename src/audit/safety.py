@@ -79,6 +79,11 @@ if head_after != head or changed_by_git:
         + (f"HEAD moved to {head_after}; " if head_after != head else "")
         + ("changed " + ", ".join(changed_by_git) if changed_by_git else ""),
     )
+# The hidden test files stay absent, by path too (a storage driver that loses a whiteout
+# would show a lower layer's file again after the checkout above).
+for path in spec.get("removed", []):
+    if os.path.lexists(os.path.join(root, path)):
+        problem("hidden-test-present", f"{path} exists after git checkout/stash/reset")
 rc, stashes, _ = git("stash", "list")
 if stashes:
     problem("extra-git-state", "git stash list is not empty")

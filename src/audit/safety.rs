@@ -61,6 +61,7 @@ pub fn spec(task: &Task, root: &str, scratch: &str) -> serde_json::Value {
         "gold_windows": gold_windows(&task.patch),
         "hidden_windows": hidden_windows,
         "changed": changed,
+        "removed": task.removed_files(),
         "skip_roots": ["/proc", "/sys", "/dev", scratch],
     })
 }

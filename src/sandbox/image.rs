@@ -1098,6 +1098,7 @@ pub fn repo_tag(repo: &Repo, base_id: &str) -> Result<String, ImageError> {
     let parts: Vec<&str> = match repo.profile.language {
         Language::Python => vec![
             PYTHON_TEMPLATE,
+            super::task_image::STRIP_SCRIPT,
             base_id,
             &repo.commit,
             repo.profile.install_command.as_deref().unwrap_or(""),
@@ -1445,6 +1446,16 @@ pub fn render_dockerfile(
             }
         })
         .collect();
+    // The throwaway copy's import roots, where the installed copies came from.
+    let strip_roots: Vec<String> = repo
+        .profile
+        .python_path
+        .iter()
+        .map(|p| p.trim_matches('/'))
+        .filter(|p| !p.is_empty() && *p != ".")
+        .map(|p| shell_quote(&format!("/tmp/swe-forge/src/{p}")))
+        .chain(["/tmp/swe-forge/src".to_string()])
+        .collect();
     env.render_str(
         template,
         minijinja::context! {
@@ -1457,6 +1468,8 @@ pub fn render_dockerfile(
             user => TEST_USER,
             uid => TEST_UID,
             python_path => python_path.join(":"),
+            strip_script => super::task_image::STRIP_SCRIPT,
+            strip_roots => strip_roots.join(" "),
         },
     )
     .map_err(|e| ImageError::Build {

@@ -59,48 +59,70 @@ pub struct TaskImageSpec<'a> {
     pub base_commit: &'a str,
 }
 
+/// What a task image takes from its repository image (read from its configuration).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RepoImageInfo {
+    /// The language base image the repository image was built on (its id).
+    pub base: String,
+    /// The repository image's environment (`KEY=value`).
+    pub env: Vec<String>,
+}
+
+/// The base image and environment of a repository image.
+pub fn repo_image_info(client: &Client, repo_image: &str) -> Result<RepoImageInfo, ImageError> {
+    let err = |detail: String| ImageError::Build {
+        tag: repo_image.to_string(),
+        detail,
+    };
+    let info = client
+        .block_on(client.docker().inspect_image(repo_image))
+        .map_err(|e| err(format!("inspecting the repository image: {e}")))?;
+    let config = info.config.unwrap_or_default();
+    let base = config
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("swe-forge.base").cloned())
+        .ok_or_else(|| err("the repository image has no `swe-forge.base` label".into()))?;
+    Ok(RepoImageInfo {
+        base,
+        env: config.env.unwrap_or_default(),
+    })
+}
+
 /// Render the task template.
-pub fn render(spec: &TaskImageSpec<'_>) -> Result<String, ImageError> {
+pub fn render(spec: &TaskImageSpec<'_>, from: &RepoImageInfo) -> Result<String, ImageError> {
     let mut env = minijinja::Environment::new();
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
     env.add_filter("json", |v: String| {
         serde_json::to_string(&v).unwrap_or_else(|_| "\"\"".to_string())
     });
-    let roots: Vec<String> = spec
-        .python_path
+    let (copy_paths, prepare): (Vec<&str>, String) = match spec.language {
+        Language::Python => (vec!["/opt/venv"], String::new()),
+        Language::Java => (
+            vec!["/opt/swe-forge"],
+            format!(
+                "install -d -o {TEST_UID} -g {TEST_UID} {}",
+                image::JAVA_BUILD_CACHE
+            ),
+        ),
+    };
+    // `ENV KEY="value"`, the value as a JSON string (Dockerfile double quotes).
+    let env_pairs: Vec<String> = from
+        .env
         .iter()
-        .map(|p| p.trim_matches('/'))
-        .map(|p| {
-            if p.is_empty() || p == "." {
-                "/testbed".to_string()
-            } else {
-                format!("/testbed/{p}")
-            }
-        })
-        .chain(["/testbed".to_string()])
-        .map(|p| super::shell_quote(&p))
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
         .collect();
-    // One step: the repository image's /testbed and the clean code it holds elsewhere go.
-    let mut prepare =
-        format!("set -e; rm -rf /testbed; install -d -o {TEST_UID} -g {TEST_UID} /testbed");
-    match spec.language {
-        Language::Python => prepare.push_str(&format!(
-            "; /opt/venv/bin/python -c {} {}",
-            super::shell_quote(STRIP_SCRIPT),
-            roots.join(" ")
-        )),
-        Language::Java => prepare.push_str(&format!(
-            "; find {} -mindepth 1 -delete",
-            image::JAVA_BUILD_CACHE
-        )),
-    }
     env.render_str(
         TASK_TEMPLATE,
         minijinja::context! {
+            base => from.base,
             repo_image => spec.repo_image,
-            uid => TEST_UID,
+            copy_paths => copy_paths,
             prepare => prepare,
+            env => env_pairs,
+            uid => TEST_UID,
         },
     )
     .map_err(|e| ImageError::Build {
@@ -143,8 +165,9 @@ pub fn ensure(
             });
         }
         progress(&format!("building the task image {tag}"));
+        let from = repo_image_info(client, spec.repo_image)?;
         let mut ctx = ContextTar::new();
-        ctx.add_file("Dockerfile", render(spec)?.as_bytes(), 0o644)
+        ctx.add_file("Dockerfile", render(spec, &from)?.as_bytes(), 0o644)
             .map_err(|e| ImageError::Build {
                 tag: tag.to_string(),
                 detail: format!("making the build context: {e}"),
@@ -198,17 +221,27 @@ mod tests {
             instance_id: "p__m__1",
             base_commit: "c",
         };
-        let py = render(&spec).unwrap();
-        assert!(py.contains("FROM swe-forge/p:1"), "{py}");
-        assert!(py.contains("/opt/venv/bin/python -c"), "{py}");
-        assert!(py.contains("/testbed/src /testbed"), "{py}");
-        assert!(!py.contains("maven-build"), "{py}");
-        let java = render(&TaskImageSpec {
-            language: Language::Java,
-            ..spec
-        })
+        let from = RepoImageInfo {
+            base: "sha256:b".into(),
+            env: vec!["PATH=/opt/venv/bin:/usr/bin".into(), "PYTHONPATH=/testbed/src".into()],
+        };
+        let py = render(&spec, &from).unwrap();
+        // Not over the repository image: from the base, with only the venv copied.
+        assert!(py.contains("FROM sha256:b\n"), "{py}");
+        assert!(py.contains("COPY --from=swe-forge/p:1 /opt/venv /opt/venv"), "{py}");
+        assert!(!py.contains("FROM swe-forge/p:1"), "{py}");
+        assert!(py.contains("ENV PATH=\"/opt/venv/bin:/usr/bin\" PYTHONPATH=\"/testbed/src\""), "{py}");
+        assert!(py.trim_end().ends_with("COPY --chown=1000:1000 testbed/ /testbed/"), "{py}");
+        let java = render(
+            &TaskImageSpec {
+                language: Language::Java,
+                ..spec
+            },
+            &from,
+        )
         .unwrap();
         assert!(java.contains(image::JAVA_BUILD_CACHE), "{java}");
-        assert!(!java.contains("/opt/venv/bin/python"), "{java}");
+        assert!(java.contains("COPY --from=swe-forge/p:1 /opt/swe-forge /opt/swe-forge"), "{java}");
+        assert!(!java.contains("/opt/venv /opt/venv"), "{java}");
     }
 }
