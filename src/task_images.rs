@@ -21,7 +21,7 @@ pub struct TaskImageLine {
     pub status: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub detail: String,
-    /// Bytes the task layer adds to the repository image.
+    /// Bytes of the task's own layer (the start state; the layers below are shared).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layer_bytes: Option<u64>,
 }
@@ -148,7 +148,7 @@ fn build_one(
             image: Some(img.tag.clone()),
             status: if img.built { "built" } else { "reused" }.into(),
             detail: String::new(),
-            layer_bytes: task_image::layer_size(client, &img.tag, repo_image).ok(),
+            layer_bytes: task_image::layer_size(client, &img.tag).ok(),
         },
         Err(e) => failed(t, e.to_string()),
     }

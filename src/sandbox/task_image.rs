@@ -21,8 +21,8 @@ pub struct TaskImagesSummary {
     pub reused: usize,
     pub failed: usize,
     pub seconds: f64,
-    /// Bytes a task layer adds to its repository image: median and maximum over the images
-    /// built or found.
+    /// Bytes of a task image's own layer (the start state): median and maximum over the
+    /// images built or found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layer_bytes_median: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -181,18 +181,16 @@ pub fn ensure(
     })
 }
 
-/// The size in bytes of the layers an image adds on top of `parent` (its own layers).
-pub fn layer_size(client: &Client, tag: &str, parent: &str) -> Result<u64, ImageError> {
-    let size = |t: &str| -> Result<u64, ImageError> {
-        let info = client
-            .block_on(client.docker().inspect_image(t))
-            .map_err(|e| ImageError::Build {
-                tag: t.to_string(),
-                detail: format!("inspecting: {e}"),
-            })?;
-        Ok(info.size.unwrap_or(0).max(0) as u64)
-    };
-    Ok(size(tag)?.saturating_sub(size(parent)?))
+/// The size in bytes of a task image's own layer: its top layer, the start state (the layers
+/// below it are shared by every task of the repository image).
+pub fn layer_size(client: &Client, tag: &str) -> Result<u64, ImageError> {
+    let history = client
+        .block_on(client.docker().image_history(tag))
+        .map_err(|e| ImageError::Build {
+            tag: tag.to_string(),
+            detail: format!("reading the image's history: {e}"),
+        })?;
+    Ok(history.first().map(|h| h.size.max(0) as u64).unwrap_or(0))
 }
 
 #[cfg(test)]
