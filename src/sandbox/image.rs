@@ -2020,7 +2020,13 @@ mod tests {
             argv[2]
         );
         assert!(
-            argv[2].ends_with("bash -c 'python -m pip install '\\''.[test]'\\''\necho done'"),
+            argv[2].contains("bash -c 'python -m pip install '\\''.[test]'\\''\necho done' && "),
+            "{}",
+            argv[2]
+        );
+        // Then the installed copies of the repository's files leave the venv.
+        assert!(
+            argv[2].ends_with(" /tmp/swe-forge/src/src /tmp/swe-forge/src"),
             "{}",
             argv[2]
         );
