@@ -24,7 +24,7 @@ COPY pip/ /tmp/swe-forge/pip/
 RUN ["bash", "-c", {{ (pip_env ~ "python3 -m venv /opt/venv && /opt/venv/bin/python -m pip install -q " ~ (test_tools | join(" "))) | json }}]
 COPY testbed/ /tmp/swe-forge/src/
 {% if install_command %}
-RUN ["bash", "-c", {{ (pip_env ~ "cd /tmp/swe-forge/src && export PATH=/opt/venv/bin:$PATH VIRTUAL_ENV=/opt/venv && bash -c " ~ (install_command | sh) ~ " && /opt/venv/bin/python -c " ~ (strip_script | sh) ~ " " ~ strip_roots) | json }}]
+RUN ["bash", "-c", {{ (pip_env ~ "cd /tmp/swe-forge/src && export PATH=/opt/venv/bin:$PATH VIRTUAL_ENV=/opt/venv && bash -c " ~ (install_command | sh) ~ " && /opt/venv/bin/python -I -c " ~ (strip_script | sh) ~ " " ~ strip_roots) | json }}]
 {% endif %}
 
 FROM {{ base }}

@@ -18,8 +18,10 @@ for dist in md.distributions():
         rel = str(f)
         if rel.startswith("..") or ".dist-info/" in rel or rel.endswith(".pth"):
             continue
-        path = str(f.locate())
-        if not os.path.isfile(path):
+        path = os.path.realpath(str(f.locate()))
+        # Only the venv's files: a project's own metadata in the working directory (an
+        # egg-info left by the build) lists the sources themselves.
+        if not path.startswith(os.path.realpath(sys.prefix) + os.sep) or not os.path.isfile(path):
             continue
         source = rel[:-1] if rel.endswith(".pyc") and "__pycache__" not in rel else rel
         if any(os.path.exists(os.path.join(root, source)) for root in roots):
