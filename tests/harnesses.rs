@@ -248,7 +248,9 @@ assert both.features == swebench
 first = ds[0]
 f2p = json.loads(first["FAIL_TO_PASS"])
 assert isinstance(f2p, list) and f2p and all(isinstance(t, str) for t in f2p)
-assert first["created_at"].endswith("Z"), first["created_at"]
+import datetime
+created = datetime.datetime.fromisoformat(first["created_at"])
+assert created.utcoffset() == datetime.timedelta(0), first["created_at"]
 meta = json.loads(first["metadata"])
 runs = meta["verification"]["runs"]
 assert all(isinstance(r["results"], list) for r in runs)

@@ -170,7 +170,7 @@ pub fn record(t: &Task) -> Result<Value, String> {
     rec.insert("test_patch".into(), s(&t.test_patch));
     rec.insert("problem_statement".into(), s(&t.problem_statement));
     rec.insert("hints_text".into(), s(&t.hints_text));
-    rec.insert("created_at".into(), s(&t.created_at));
+    rec.insert("created_at".into(), s(&created_at(&t.created_at)));
     rec.insert(
         "version".into(),
         s(if t.version.is_empty() {
@@ -194,6 +194,29 @@ pub fn record(t: &Task) -> Result<Value, String> {
     rec.insert("bug_patch".into(), s(&t.bug_patch));
     rec.insert("metadata".into(), s(&metadata.to_string()));
     Ok(Value::Object(rec))
+}
+
+/// `created_at` as ISO 8601 with microseconds and an explicit offset
+/// (`2026-12-01T09:55:38.000000+00:00`): `datasets` (pyarrow) reads a `…T…Z` string from JSON
+/// as a timestamp and gives it back re-formatted even under a string feature; this form stays
+/// the string written. Other forms are kept as they are.
+pub fn created_at(t: &str) -> String {
+    let b = t.as_bytes();
+    let shape = b.len() == 20
+        && b[19] == b'Z'
+        && b[10] == b'T'
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        });
+    if shape {
+        format!("{}.000000+00:00", &t[..19])
+    } else {
+        t.to_string()
+    }
 }
 
 /// Each run's `results` map (`id → {status, duration_s, message}`) as a list of
@@ -314,6 +337,12 @@ mod tests {
         assert_eq!(l.lines().count(), 1);
         let back: Value = serde_json::from_str(l.trim()).unwrap();
         assert_eq!(back["a"], "x\u{2028}y\u{85}");
+    }
+
+    #[test]
+    fn created_at_keeps_its_string_form() {
+        assert_eq!(created_at("2026-12-01T09:55:38Z"), "2026-12-01T09:55:38.000000+00:00");
+        assert_eq!(created_at("yesterday"), "yesterday");
     }
 
     #[test]
