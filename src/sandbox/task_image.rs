@@ -190,7 +190,13 @@ pub fn layer_size(client: &Client, tag: &str) -> Result<u64, ImageError> {
             tag: tag.to_string(),
             detail: format!("reading the image's history: {e}"),
         })?;
-    Ok(history.first().map(|h| h.size.max(0) as u64).unwrap_or(0))
+    // The labels the build sets come on top as empty entries: the first entry with a size is
+    // the start state's copy.
+    Ok(history
+        .iter()
+        .map(|h| h.size.max(0) as u64)
+        .find(|s| *s > 0)
+        .unwrap_or(0))
 }
 
 #[cfg(test)]
