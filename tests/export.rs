@@ -213,7 +213,15 @@ fn visible_tests_keep_the_failing_tests_in_the_start_state() {
     let run = |out: &Path, extra: &[&str]| {
         let o = bin()
             .env("TMPDIR", &tmp)
-            .args(["run", "--sandbox", "local", "--only", "pyshelf", "--max-candidates", "3"])
+            .args([
+                "run",
+                "--sandbox",
+                "local",
+                "--only",
+                "pyshelf",
+                "--max-candidates",
+                "3",
+            ])
             .args(["--no-synthesis", "--json", "--out"])
             .arg(out)
             .args(extra)
@@ -229,13 +237,21 @@ fn visible_tests_keep_the_failing_tests_in_the_start_state() {
         assert_eq!(h["instance_id"], v["instance_id"]);
         assert_eq!(h["metadata"]["start_state"]["hidden_tests"], "files");
         assert_eq!(v["metadata"]["start_state"]["hidden_tests"], "visible");
-        assert!(v["metadata"]["start_state"]["removed_files"].as_array().unwrap().is_empty());
+        assert!(v["metadata"]["start_state"]["removed_files"]
+            .as_array()
+            .unwrap()
+            .is_empty());
         assert_eq!(v["test_patch"], "", "no synthesis: nothing to add");
-        let removed = h["metadata"]["start_state"]["removed_files"].as_array().unwrap();
+        let removed = h["metadata"]["start_state"]["removed_files"]
+            .as_array()
+            .unwrap();
         assert!(!removed.is_empty());
         for f in removed {
             assert!(
-                h["test_patch"].as_str().unwrap().contains(&format!("+++ b/{}", f.as_str().unwrap())),
+                h["test_patch"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("+++ b/{}", f.as_str().unwrap())),
                 "test_patch does not restore {f}"
             );
         }

@@ -36,7 +36,15 @@ fn docker_run() -> &'static Path {
         let out = dir.path().join("out");
         let o = bin()
             .env("TMPDIR", &tmp)
-            .args(["run", "--sandbox", "docker", "--only", "pyshelf", "--jobs", "2"])
+            .args([
+                "run",
+                "--sandbox",
+                "docker",
+                "--only",
+                "pyshelf",
+                "--jobs",
+                "2",
+            ])
             .args(["--max-candidates", "24", "--json", "--out"])
             .arg(&out)
             .output()
@@ -275,6 +283,26 @@ print(json.dumps({"rows": len(ds), "columns": len(got)}))
 
 fn docker(args: &[&str]) -> std::process::Output {
     Command::new("docker").args(args).output().unwrap()
+}
+
+/// `script` in a fresh container of `image` as the agent's user, without network, with `dir`
+/// mounted read-only at `at`.
+fn as_agent(image: &str, dir: &Path, at: &str, script: &str) -> std::process::Output {
+    let mount = format!("{}:{at}:ro", dir.display());
+    docker(&[
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "-u",
+        "tester",
+        "-v",
+        &mount,
+        image,
+        "bash",
+        "-c",
+        script,
+    ])
 }
 
 /// Grade a Harbor task by hand as Harbor does in its separate-verifier mode: the agent's
@@ -542,20 +570,7 @@ echo "found=$found"
         )
         .unwrap();
         std::fs::set_permissions(probe.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let o = docker(&[
-            "run",
-            "--rm",
-            "--network",
-            "none",
-            "-u",
-            "tester",
-            "-v",
-            &format!("{}:/probe:ro", probe.path().display()),
-            image,
-            "bash",
-            "-c",
-            &script,
-        ]);
+        let o = as_agent(image, probe.path(), "/probe", &script);
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(out.contains("found=0"), "{id}: {}", text(&o));
 
@@ -583,20 +598,7 @@ echo "found=$found"
              git apply /p/test.patch || exit 9; python -m pytest -q -p no:cacheprovider {}; echo rc=$?",
             ids.join(" ")
         );
-        let o = docker(&[
-            "run",
-            "--rm",
-            "--network",
-            "none",
-            "-u",
-            "tester",
-            "-v",
-            &format!("{}:/p:ro", patch_dir.path().display()),
-            image,
-            "bash",
-            "-c",
-            &run,
-        ]);
+        let o = as_agent(image, patch_dir.path(), "/p", &run);
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(
             out.contains("rc=1"),
@@ -692,7 +694,11 @@ fn image_tasks_builds_a_task_image_from_its_record() {
     let file = dir.path().join("one.jsonl");
     std::fs::write(&file, format!("{t}\n")).unwrap();
     let build = || {
-        let o = bin().args(["image", "tasks", "--json"]).arg(&file).output().unwrap();
+        let o = bin()
+            .args(["image", "tasks", "--json"])
+            .arg(&file)
+            .output()
+            .unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
             .lines()
@@ -707,11 +713,22 @@ fn image_tasks_builds_a_task_image_from_its_record() {
     let again = build();
     assert_eq!(again[0]["status"], "reused", "{again:?}");
     let o = docker(&[
-        "run", "--rm", "-u", "tester", &tag, "bash", "-c",
+        "run",
+        "--rm",
+        "-u",
+        "tester",
+        &tag,
+        "bash",
+        "-c",
         "cd /testbed && git rev-parse HEAD && git rev-list --count HEAD",
     ]);
     docker(&["rmi", "-f", &tag]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines, vec![t["base_commit"].as_str().unwrap(), "1"], "{}", text(&o));
+    assert_eq!(
+        lines,
+        vec![t["base_commit"].as_str().unwrap(), "1"],
+        "{}",
+        text(&o)
+    );
 }

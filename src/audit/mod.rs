@@ -1079,9 +1079,7 @@ fn provenance(worker: &mut dyn Worker, task: &Task, head: &str) -> Option<Proble
     } else {
         Problem::new(
             Invalid::PatchDoesNotApply,
-            format!(
-                "bug_patch does not lead from the clean files to the start state: {err}"
-            ),
+            format!("bug_patch does not lead from the clean files to the start state: {err}"),
         )
     })
 }

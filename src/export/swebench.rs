@@ -341,7 +341,10 @@ mod tests {
 
     #[test]
     fn created_at_keeps_its_string_form() {
-        assert_eq!(created_at("2026-12-01T09:55:38Z"), "2026-12-01T09:55:38.000000+00:00");
+        assert_eq!(
+            created_at("2026-12-01T09:55:38Z"),
+            "2026-12-01T09:55:38.000000+00:00"
+        );
         assert_eq!(created_at("yesterday"), "yesterday");
     }
 

@@ -227,15 +227,28 @@ mod tests {
         };
         let from = RepoImageInfo {
             base: "sha256:b".into(),
-            env: vec!["PATH=/opt/venv/bin:/usr/bin".into(), "PYTHONPATH=/testbed/src".into()],
+            env: vec![
+                "PATH=/opt/venv/bin:/usr/bin".into(),
+                "PYTHONPATH=/testbed/src".into(),
+            ],
         };
         let py = render(&spec, &from).unwrap();
         // Not over the repository image: from the base, with only the venv copied.
         assert!(py.contains("FROM sha256:b\n"), "{py}");
-        assert!(py.contains("COPY --from=swe-forge/p:1 /opt/venv /opt/venv"), "{py}");
+        assert!(
+            py.contains("COPY --from=swe-forge/p:1 /opt/venv /opt/venv"),
+            "{py}"
+        );
         assert!(!py.contains("FROM swe-forge/p:1"), "{py}");
-        assert!(py.contains("ENV PATH=\"/opt/venv/bin:/usr/bin\" PYTHONPATH=\"/testbed/src\""), "{py}");
-        assert!(py.trim_end().ends_with("COPY --chown=1000:1000 testbed/ /testbed/"), "{py}");
+        assert!(
+            py.contains("ENV PATH=\"/opt/venv/bin:/usr/bin\" PYTHONPATH=\"/testbed/src\""),
+            "{py}"
+        );
+        assert!(
+            py.trim_end()
+                .ends_with("COPY --chown=1000:1000 testbed/ /testbed/"),
+            "{py}"
+        );
         let java = render(
             &TaskImageSpec {
                 language: Language::Java,
@@ -245,7 +258,10 @@ mod tests {
         )
         .unwrap();
         assert!(java.contains(image::JAVA_BUILD_CACHE), "{java}");
-        assert!(java.contains("COPY --from=swe-forge/p:1 /opt/swe-forge /opt/swe-forge"), "{java}");
+        assert!(
+            java.contains("COPY --from=swe-forge/p:1 /opt/swe-forge /opt/swe-forge"),
+            "{java}"
+        );
         assert!(!java.contains("/opt/venv /opt/venv"), "{java}");
     }
 }
