@@ -14,8 +14,8 @@
     repository's own files) or the Java helpers, and the repository image's environment.
     No layer of a task image holds the clean code.
 
-    The labels are set by the build (no LABEL step): every step is a layer commit, slow on
-    some storage drivers (≈5 s each on fuse-overlayfs). The steps before the last COPY are the
+    The labels are one LABEL step (the build's own label option makes one step per label):
+    every step is a layer commit, slow on some storage drivers (≈5 s each on fuse-overlayfs). The steps before the last COPY are the
     same for every task of a repository image, so Docker's build cache shares them: a task
     costs one commit. The entry point runs the container's command under a shell that ends on
     SIGTERM, so a harness that keeps the container alive with `tail -f /dev/null`
@@ -34,3 +34,5 @@ ENV{% for kv in env %} {{ kv }}{% endfor %}
 {% endif %}
 ENTRYPOINT ["/bin/sh", "-c", "trap 'exit 143' TERM INT; \"$@\" & wait $!", "sh"]
 COPY --chown={{ uid }}:{{ uid }} testbed/ /testbed/
+LABEL{% for key, value in labels | items %} {{ key }}={{ value | json }}{% endfor %}
+

@@ -1523,25 +1523,12 @@ pub(crate) fn build_image(
     context: Vec<u8>,
     progress: Progress<'_>,
 ) -> Result<String, ImageError> {
-    build_image_labelled(client, tag, context, &HashMap::new(), progress)
-}
-
-/// [`build_image`] with labels set by the build itself (no `LABEL` step: on some storage
-/// drivers every step is a slow layer commit).
-pub(crate) fn build_image_labelled(
-    client: &Client,
-    tag: &str,
-    context: Vec<u8>,
-    labels: &HashMap<String, String>,
-    progress: Progress<'_>,
-) -> Result<String, ImageError> {
     let opts = BuildImageOptionsBuilder::default()
         .dockerfile("Dockerfile")
         .t(tag)
         .rm(true)
         .forcerm(true)
         .buildargs(&host_build_args())
-        .labels(labels)
         .build();
     let docker: &Docker = client.docker();
     let mut log = String::new();

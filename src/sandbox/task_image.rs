@@ -123,6 +123,7 @@ pub fn render(spec: &TaskImageSpec<'_>, from: &RepoImageInfo) -> Result<String, 
             prepare => prepare,
             env => env_pairs,
             uid => TEST_UID,
+            labels => labels(spec).into_iter().collect::<std::collections::BTreeMap<_, _>>(),
         },
     )
     .map_err(|e| ImageError::Build {
@@ -177,7 +178,7 @@ pub fn ensure(
                 tag: tag.to_string(),
                 detail: format!("adding the start state: {e}"),
             })?;
-        image::build_image_labelled(client, tag, ctx.finish()?, &labels(spec), progress)
+        image::build_image(client, tag, ctx.finish()?, progress)
     })
 }
 
@@ -244,11 +245,12 @@ mod tests {
             py.contains("ENV PATH=\"/opt/venv/bin:/usr/bin\" PYTHONPATH=\"/testbed/src\""),
             "{py}"
         );
+        let last: Vec<&str> = py.trim_end().lines().rev().take(2).collect();
         assert!(
-            py.trim_end()
-                .ends_with("COPY --chown=1000:1000 testbed/ /testbed/"),
+            last[0].starts_with("LABEL ") && last[0].contains("swe-forge.kind=\"task\""),
             "{py}"
         );
+        assert_eq!(last[1], "COPY --chown=1000:1000 testbed/ /testbed/", "{py}");
         let java = render(
             &TaskImageSpec {
                 language: Language::Java,
