@@ -22,7 +22,7 @@ const WINDOWS_PER_FILE: usize = 12;
 pub fn spec(task: &Task, root: &str, scratch: &str) -> serde_json::Value {
     let mut clean_blobs = start_state::old_blob_ids(&task.bug_patch);
     let mut hidden_windows: Vec<String> = Vec::new();
-    for (path, section) in start_state::patch_sections(&task.test_patch) {
+    for (_, section) in start_state::patch_sections(&task.test_patch) {
         // The blob a restored (or synthesized) file would have.
         clean_blobs.extend(
             section
@@ -48,7 +48,6 @@ pub fn spec(task: &Task, root: &str, scratch: &str) -> serde_json::Value {
                 n += 1;
             }
         }
-        let _ = path;
     }
     let changed: Vec<String> = start_state::patch_sections(&task.patch)
         .into_iter()
