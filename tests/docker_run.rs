@@ -113,10 +113,22 @@ fn docker_matches_local_and_reuses_its_image() {
     let f_local = fail_to_pass(&dir.path().join("local"));
     assert_eq!(f_local, fail_to_pass(&dir.path().join("docker1")));
 
-    // Docker tasks name their image; the second run built nothing.
+    // Docker tasks name their task image (the start state, made from the seed's repository
+    // image, which the record keeps too); the second run built nothing.
     let image = a["image"].as_str().expect("the seed names its image");
+    let repo_name = image.rsplit_once(':').unwrap().0;
     for t in jsonl(&dir.path().join("docker1/tasks.jsonl")) {
-        assert_eq!(t["image_name"], image);
+        assert_eq!(t["metadata"]["start_state"]["repo_image"], image);
+        let task_image = t["image_name"].as_str().unwrap();
+        assert!(
+            task_image.starts_with(&format!("{repo_name}-task:")),
+            "{task_image}"
+        );
+        let present = Command::new("docker")
+            .args(["image", "inspect", "-f", "{{.Id}}", task_image])
+            .output()
+            .unwrap();
+        assert!(present.status.success(), "{task_image} is not present");
     }
     assert!(l.get("image").is_none(), "{l}");
     assert_eq!(b["image"], a["image"]);
