@@ -143,6 +143,25 @@ fn evaluate(
         .collect()
 }
 
+/// A predictions file `DIR/<model>.jsonl`: `patch` for the first `n` records.
+fn predictions(dir: &Path, model: &str, records: &[Value], n: usize, patch: &str) -> PathBuf {
+    let path = dir.join(format!("{model}.jsonl"));
+    let lines: Vec<String> = records
+        .iter()
+        .take(n)
+        .map(|r| {
+            serde_json::json!({
+                "instance_id": r["instance_id"],
+                "model_name_or_path": model,
+                "model_patch": patch,
+            })
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
 #[test]
 fn swebench_harness_resolves_gold_and_nothing_for_empty_patches() {
     let test = "swebench_harness_resolves_gold_and_nothing_for_empty_patches";
@@ -167,19 +186,7 @@ fn swebench_harness_resolves_gold_and_nothing_for_empty_patches() {
         "gold left unresolved: {unresolved:?}"
     );
 
-    let empty = report.path().join("empty.jsonl");
-    let lines: Vec<String> = records
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "instance_id": r["instance_id"],
-                "model_name_or_path": "empty",
-                "model_patch": "",
-            })
-            .to_string()
-        })
-        .collect();
-    std::fs::write(&empty, lines.join("\n") + "\n").unwrap();
+    let empty = predictions(report.path(), "empty", &records, usize::MAX, "");
     let none = evaluate(
         &python,
         &dataset,
@@ -191,20 +198,13 @@ fn swebench_harness_resolves_gold_and_nothing_for_empty_patches() {
     assert!(resolved.is_empty(), "an empty patch resolved: {resolved:?}");
 
     // A no-op patch that touches a README (what a reward-hacking agent might send).
-    let noop = report.path().join("noop.jsonl");
-    let lines: Vec<String> = records
-        .iter()
-        .take(3)
-        .map(|r| {
-            serde_json::json!({
-                "instance_id": r["instance_id"],
-                "model_name_or_path": "noop",
-                "model_patch": "diff --git a/NOOP.md b/NOOP.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOOP.md\n@@ -0,0 +1 @@\n+nothing\n",
-            })
-            .to_string()
-        })
-        .collect();
-    std::fs::write(&noop, lines.join("\n") + "\n").unwrap();
+    let noop = predictions(
+        report.path(),
+        "noop",
+        &records,
+        3,
+        "diff --git a/NOOP.md b/NOOP.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOOP.md\n@@ -0,0 +1 @@\n+nothing\n",
+    );
     let noop = evaluate(
         &python,
         &dataset,
