@@ -352,6 +352,11 @@ struct RunArgs {
     /// and `test_patch` restores them at grading time.
     #[arg(long)]
     visible_tests: bool,
+    /// Docker sandbox: do not build the accepted tasks' images after each seed. The records
+    /// name them all the same (a task image's tag follows from its repository image and start
+    /// state); `swe-forge image tasks OUT/tasks.jsonl` builds them later.
+    #[arg(long)]
+    no_task_images: bool,
     /// Rewrite the issue texts of accepted tasks with a language model behind this
     /// OpenAI-compatible API (base URL, e.g. http://127.0.0.1:8000/v1). A bearer token is read
     /// from SWE_FORGE_ISSUE_LLM_KEY. A rewrite that fails or leaks keeps the template text.
@@ -734,6 +739,7 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
         progress: !args.json && !quiet,
         synthesize: !args.no_synthesis,
         visible_tests: args.visible_tests,
+        task_images: !args.no_task_images,
         issue_llm: args.issue_llm.clone().map(|endpoint| {
             let mut c = swe_forge::issue_llm::LlmConfig::new(endpoint);
             c.model = args.issue_llm_model.clone();

@@ -95,6 +95,9 @@ pub struct RunConfig {
     /// `--visible-tests`: leave the FAIL_TO_PASS tests' files in the agent's start state (an
     /// easier variant; recorded as `metadata.start_state.hidden_tests: visible`).
     pub visible_tests: bool,
+    /// Build the accepted tasks' images after each seed (Docker sandbox). Off
+    /// (`--no-task-images`): the records name them all the same and `image tasks` builds them.
+    pub task_images: bool,
 }
 
 /// What happened to one seed.
@@ -481,7 +484,10 @@ fn run_seed(
     store.add_stage_time(&seed.name, "verify", t.elapsed().as_secs_f64())?;
 
     // Task images: each accepted task's start state over the repository image.
-    if sandbox.kind() == "docker" && !STOP.load(Ordering::SeqCst) {
+    if sandbox.kind() == "docker" && !cfg.task_images {
+        tracing::info!(seed = %seed.name, "task images not built (--no-task-images): `swe-forge image tasks` builds them from the records");
+    }
+    if sandbox.kind() == "docker" && cfg.task_images && !STOP.load(Ordering::SeqCst) {
         let t = Instant::now();
         let decided = store.decided()?;
         let tasks: Vec<&Task> = decided

@@ -100,6 +100,44 @@ fn testcases(xml: &str) -> BTreeMap<String, String> {
     out
 }
 
+/// `image tasks` builds the task images of `tasks` from their records (the run built none),
+/// and `audit --sandbox docker` finds each valid and safe in its own image: the start state
+/// as the agent's user, no way back to the clean classes or the hidden tests.
+fn task_images_from_records_pass_the_audit(dir: &Path, tasks: &[serde_json::Value]) {
+    let file = dir.join("two.jsonl");
+    let body: String = tasks.iter().map(|t| format!("{t}\n")).collect();
+    std::fs::write(&file, body).unwrap();
+    let o = bin()
+        .args(["image", "tasks", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["built"], tasks.len(), "{lines:?}");
+    assert_eq!(summary["failed"], 0, "{lines:?}");
+    let o = bin()
+        .args(["audit", "--sandbox", "docker", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let audited: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v.get("instance_id").is_some())
+        .collect();
+    assert_eq!(audited.len(), tasks.len(), "{}", text(&o));
+    for a in &audited {
+        assert_eq!(a["verdict"], "ok", "{a}");
+        assert_eq!(a["sandbox"], "docker", "{a}");
+    }
+}
+
 fn git_apply(dir: &Path, patch: &str) {
     let file = dir.join("../change.diff");
     std::fs::write(&file, patch).unwrap();
@@ -131,6 +169,8 @@ fn java_demo_run_yields_verified_tasks() {
             "2",
             "--max-candidates",
             "30",
+            // Two task images are built from their records below; the rest are not needed.
+            "--no-task-images",
             "--out",
         ])
         .arg(&out_dir)
@@ -144,11 +184,12 @@ fn java_demo_run_yields_verified_tasks() {
     assert!(tasks.len() >= 20, "only {} tasks: {seed}", tasks.len());
     for t in &tasks {
         assert_eq!(t["language"], "java");
-        assert!(t["image_name"]
-            .as_str()
-            .unwrap()
-            .starts_with("swe-forge/javashelf:"));
+        let repo_image = t["metadata"]["start_state"]["repo_image"].as_str().unwrap();
+        assert!(repo_image.starts_with("swe-forge/javashelf:"), "{repo_image}");
+        let image = t["image_name"].as_str().unwrap();
+        assert!(image.starts_with("swe-forge/javashelf-task:"), "{image}");
     }
+    task_images_from_records_pass_the_audit(dir.path(), &tasks[..2]);
 
     // The clean build, on the host.
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/javashelf");

@@ -174,6 +174,8 @@ pub fn generate_single(
             issue_llm: None,
             undecided_only: true,
             visible_tests: false,
+            // Training grades in the repository image; the task images are for harnesses.
+            task_images: false,
         };
         tracing::info!(round, ?mix, "generator: an engine round on {:?}", cfg.seeds);
         let summary = match pipeline::run(&run) {
