@@ -821,6 +821,7 @@ pub fn combine_task(members: &[&Task], clean: &str) -> Result<Task, CombineError
             sandbox: String::new(),
             clean_runs: Vec::new(),
             runs: Vec::new(),
+            reused: Vec::new(),
         },
         environment: first.metadata.environment.clone(),
         tool_version: crate::VERSION.to_string(),

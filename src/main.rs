@@ -323,6 +323,11 @@ struct RunArgs {
     /// Repeats of the clean baseline.
     #[arg(long, default_value_t = 3)]
     baseline_repeats: usize,
+    /// Run check 3 (buggy + gold fix) even when its tree is byte-identical to the clean tree
+    /// the baseline already ran ×3; by default the baseline's runs are its evidence
+    /// (`verification.reused` in the record).
+    #[arg(long)]
+    recheck_identical: bool,
     /// Hard timeout of one baseline run, seconds.
     #[arg(long, default_value_t = 900)]
     baseline_timeout: u64,
@@ -728,6 +733,7 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
         },
         verify: VerifyConfig {
             repeats: args.repeats,
+            recheck_identical: args.recheck_identical,
         },
         limits: Limits {
             memory_bytes: args.memory_limit << 20,

@@ -612,6 +612,14 @@ fn verify_all(
                         return;
                     }
                 };
+                // The seed's objects, to tell whether a check's tree is the clean one.
+                let objects = git2::Repository::open_bare(&ctx.repo.mirror)
+                    .or_else(|_| git2::Repository::open(&ctx.repo.mirror))
+                    .map_err(|e| tracing::warn!("opening the mirror: {}", e.message()))
+                    .ok();
+                let clean_tree = objects
+                    .as_ref()
+                    .and_then(|r| crate::start_state::tree_after(r, &ctx.repo.commit, &[]).ok());
                 loop {
                     if STOP.load(Ordering::SeqCst) {
                         return;
@@ -622,12 +630,24 @@ fn verify_all(
                     let clean = std::fs::read_to_string(ctx.repo.checkout.join(&cand.file))
                         .unwrap_or_default();
                     let gold = task::gold_patch(&clean, &cand);
+                    // Buggy + gold fix byte-identical to the clean tree the baseline ran?
+                    let fixed_is_clean = objects.as_ref().zip(clean_tree).and_then(|(r, ct)| {
+                        crate::start_state::tree_after(
+                            r,
+                            &ctx.repo.commit,
+                            &[&cand.bug_patch, &gold],
+                        )
+                        .ok()
+                        .filter(|t| *t == ct)
+                        .map(|t| t.to_string())
+                    });
                     let mut outcome = verify::screen_and_verify(
                         worker.as_mut(),
                         runner,
                         ctx.baseline,
                         &cand,
                         &gold,
+                        fixed_is_clean.as_deref(),
                         &cfg.verify,
                     );
                     if outcome.verdict.reason().is_some_and(|r| r.is_survivor()) {
@@ -963,6 +983,7 @@ fn build_task(
                         })
                         .collect(),
                     runs,
+                    reused: outcome.reused.clone(),
                 },
                 environment: task::EnvironmentInfo {
                     seed: repo.name.clone(),
@@ -1167,6 +1188,9 @@ struct CandidateLine<'a> {
     fail_to_pass: usize,
     pass_to_pass: usize,
     runs: Vec<RunLine<'a>>,
+    /// Checks whose evidence is earlier runs of the same tree (no runs of their own).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    reused: &'a [crate::verify::ReusedCheck],
     seconds: f64,
     instance_id: Option<&'a str>,
 }
@@ -1215,6 +1239,7 @@ pub fn write_outputs(store: &Store, out: &Path) -> Result<usize, PipelineError> 
                     log_digest: &r.log_digest,
                 })
                 .collect(),
+            reused: &d.outcome.reused,
             seconds: d.outcome.seconds,
             instance_id: d.task.as_ref().map(|t| t.instance_id.as_str()),
         };

@@ -356,6 +356,30 @@ fn copy_tree(src: &Repository, dst: &Repository, id: Oid) -> Result<Oid, StartSt
     Ok(out)
 }
 
+/// The tree id of `commit` with `patches` applied in order, computed in the repository's
+/// object store (nothing is checked out). Verification compares it with the clean commit's
+/// tree to tell a check that repeats an experiment already made (buggy + gold fix = clean).
+pub fn tree_after(repo: &Repository, commit: &str, patches: &[&str]) -> Result<Oid, StartStateError> {
+    let oid = Oid::from_str(commit)
+        .map_err(|_| StartStateError::Invalid(format!("`{commit}` is not a commit id")))?;
+    let mut tree = repo
+        .find_commit(oid)
+        .and_then(|c| c.tree())
+        .map_err(git(format!("reading the tree of {commit}")))?;
+    for (i, patch) in patches.iter().enumerate() {
+        let diff = git2::Diff::from_buffer(patch.as_bytes())
+            .map_err(git(format!("parsing patch {}", i + 1)))?;
+        let mut index = repo
+            .apply_to_tree(&tree, &diff, None)
+            .map_err(git(format!("applying patch {}", i + 1)))?;
+        let id = index
+            .write_tree_to(repo)
+            .map_err(git(format!("writing the tree after patch {}", i + 1)))?;
+        tree = repo.find_tree(id).map_err(git("reading a patched tree"))?;
+    }
+    Ok(tree.id())
+}
+
 /// The blob ids a patch's `index OLD..NEW` lines name on their old side (abbreviated as
 /// written), skipping the all-zero id of created files.
 pub fn old_blob_ids(patch: &str) -> Vec<String> {
@@ -431,6 +455,23 @@ mod tests {
     }
 
     const BUG: &str = "diff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def f(x):\n-    return x + 1\n+    return x - 1\n";
+
+    #[test]
+    fn tree_after_the_bug_and_its_fix_is_the_clean_tree() {
+        let (_d, repo, clean) = fixture();
+        let clean = clean.to_string();
+        let clean_tree = repo.find_commit(Oid::from_str(&clean).unwrap()).unwrap().tree_id();
+        assert_eq!(tree_after(&repo, &clean, &[]).unwrap(), clean_tree);
+        let fix = "diff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def f(x):\n-    return x - 1\n+    return x + 1\n";
+        let buggy = tree_after(&repo, &clean, &[BUG]).unwrap();
+        assert_ne!(buggy, clean_tree);
+        assert_eq!(tree_after(&repo, &clean, &[BUG, fix]).unwrap(), clean_tree);
+        // A "fix" that leaves a trailing difference is not the clean tree.
+        let near = "diff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def f(x):\n-    return x - 1\n+    return x + 1 \n";
+        assert_ne!(tree_after(&repo, &clean, &[BUG, near]).unwrap(), clean_tree);
+        // A patch that does not apply is an error, not a tree.
+        assert!(tree_after(&repo, &clean, &[fix]).is_err());
+    }
 
     #[test]
     fn start_state_is_parentless_buggy_and_hides_tests() {

@@ -159,6 +159,11 @@ pub struct Evidence {
     pub clean_runs: Vec<RunRef>,
     /// Screening, check 2 (`buggy#i`) and check 3 (`fixed#i`) runs in full.
     pub runs: Vec<Run>,
+    /// Checks whose tree had already been run (check 3 when buggy + gold fix is the clean
+    /// tree): the tree id and the labels of the runs that are their evidence
+    /// (`clean_runs`). Such a check has no `fixed#i` runs of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reused: Vec<crate::verify::ReusedCheck>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

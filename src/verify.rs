@@ -8,6 +8,10 @@
 //!
 //! Checks 2 and 3 are repeated (default 3×) and must agree exactly; any disagreement rejects
 //! the candidate as flaky, with the runs as evidence.
+//!
+//! No identical experiment is repeated: when check 3's tree (buggy + gold fix) is
+//! byte-identical to the clean commit's tree, which the baseline ran, its evidence is the
+//! baseline's runs, referenced by tree id ([`ReusedCheck`]); `recheck_identical` runs it anyway.
 
 use crate::baseline::Baseline;
 use crate::candidate::Candidate;
@@ -24,12 +28,30 @@ use std::time::Instant;
 pub struct VerifyConfig {
     /// Repeats of checks 2 and 3 (default 3).
     pub repeats: usize,
+    /// Run check 3 even when its tree is the clean tree the baseline already ran
+    /// (`--recheck-identical`).
+    pub recheck_identical: bool,
 }
 
 impl Default for VerifyConfig {
     fn default() -> Self {
-        VerifyConfig { repeats: 3 }
+        VerifyConfig {
+            repeats: 3,
+            recheck_identical: false,
+        }
     }
+}
+
+/// A check whose tree is byte-identical to a tree already run in this environment: its
+/// evidence is those earlier runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReusedCheck {
+    /// The check: `fixed` (buggy + gold fix).
+    pub check: String,
+    /// The git tree id of the check's tree, which is the tree the runs ran on.
+    pub tree: String,
+    /// The labels of the runs that are its evidence (`baseline#1`…).
+    pub runs: Vec<String>,
 }
 
 /// Everything verification learned about one candidate.
@@ -53,16 +75,22 @@ pub struct Outcome {
     /// What test synthesis did for a survivor (absent for killed candidates).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthesis: Option<crate::synth::SynthRecord>,
+    /// Checks not run again because their tree had already been run (see [`ReusedCheck`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reused: Vec<ReusedCheck>,
 }
 
 /// Screen `cand` with the tests covering its lines and, when they kill it, verify it.
-/// `gold_patch` is the fix (buggy → clean). The worker is reset first.
+/// `gold_patch` is the fix (buggy → clean). `fixed_is_clean`: the tree id of buggy + gold fix
+/// when it is the clean commit's tree (the caller computed it; check 3 then reuses the
+/// baseline's runs unless `cfg.recheck_identical`). The worker is reset first.
 pub fn screen_and_verify(
     worker: &mut dyn Worker,
     runner: &dyn TestRunner,
     baseline: &Baseline,
     cand: &Candidate,
     gold_patch: &str,
+    fixed_is_clean: Option<&str>,
     cfg: &VerifyConfig,
 ) -> Outcome {
     let started = Instant::now();
@@ -75,6 +103,7 @@ pub fn screen_and_verify(
         seconds: 0.0,
         test_patch: String::new(),
         synthesis: None,
+        reused: Vec::new(),
     };
     outcome.verdict = match verify_inner(
         worker,
@@ -82,6 +111,7 @@ pub fn screen_and_verify(
         baseline,
         cand,
         gold_patch,
+        fixed_is_clean.filter(|_| !cfg.recheck_identical),
         cfg,
         &mut outcome,
     ) {
@@ -210,12 +240,14 @@ fn java_package(file: &str) -> Option<String> {
     Some(dir.replace('/', "."))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn verify_inner(
     worker: &mut dyn Worker,
     runner: &dyn TestRunner,
     baseline: &Baseline,
     cand: &Candidate,
     gold_patch: &str,
+    reuse_clean: Option<&str>,
     cfg: &VerifyConfig,
     out: &mut Outcome,
 ) -> Result<Verdict, Failure> {
@@ -315,7 +347,21 @@ fn verify_inner(
     out.fail_to_pass = f2p.iter().cloned().collect();
     out.pass_to_pass = stable.difference(&f2p).cloned().collect();
 
-    // Check 3: buggy code + gold fix, repeated, each run from a clean tree.
+    // Check 3: buggy code + gold fix, repeated, each run from a clean tree. When that tree
+    // is the clean commit's, the baseline ran it: every stable test passed in each of its
+    // repeats (that is what `stable_pass` means), which is this check's evidence.
+    if let Some(tree) = reuse_clean {
+        let normal = baseline.runs.iter().all(|r| abnormal(r).is_none());
+        if normal && baseline.runs.len() >= cfg.repeats.max(1) {
+            out.reused.push(ReusedCheck {
+                check: "fixed".into(),
+                tree: tree.to_string(),
+                runs: baseline.runs.iter().map(|r| r.label.clone()).collect(),
+            });
+            worker.reset()?;
+            return Ok(Verdict::Accepted);
+        }
+    }
     for i in 1..=cfg.repeats.max(1) {
         worker.reset()?;
         worker.apply_patch(&cand.bug_patch)?;

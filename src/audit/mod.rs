@@ -1191,6 +1191,7 @@ mod tests {
                     sandbox: "local".into(),
                     clean_runs: vec![],
                     runs: vec![],
+                    reused: vec![],
                 },
                 environment: EnvironmentInfo {
                     seed: String::new(),

@@ -765,6 +765,7 @@ pub(crate) mod tests {
                     sandbox: "local".into(),
                     clean_runs: vec![],
                     runs: vec![],
+                    reused: vec![],
                 },
                 environment: EnvironmentInfo {
                     seed: String::new(),

@@ -1,0 +1,106 @@
+//! The shortcuts of verification give the same tasks as the full protocol. On the embedded
+//! demo seed (local sandbox), a run that reuses the baseline's runs as the evidence of check 3
+//! (buggy + gold fix is byte-identical to the clean tree) and a run with `--recheck-identical`
+//! (check 3 run 3× for real) decide every candidate the same way, with the same
+//! FAIL_TO_PASS and PASS_TO_PASS.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn demo_run(out_dir: &Path, extra: &[&str]) -> Value {
+    let out = bin()
+        .args([
+            "run",
+            "--sandbox",
+            "local",
+            "--json",
+            "--only",
+            "pyshelf",
+            "--no-synthesis",
+            "--max-candidates",
+            "14",
+        ])
+        .args(extra)
+        .arg("--out")
+        .arg(out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    summary(&out)
+}
+
+/// candidate id → (status or reason, FAIL_TO_PASS, PASS_TO_PASS).
+fn decisions(out_dir: &Path) -> BTreeMap<String, (String, Value, Value)> {
+    let tasks: BTreeMap<String, Value> = jsonl(&out_dir.join("tasks.jsonl"))
+        .into_iter()
+        .map(|t| (t["metadata"]["candidate_id"].as_str().unwrap().to_string(), t))
+        .collect();
+    jsonl(&out_dir.join("candidates.jsonl"))
+        .into_iter()
+        .map(|c| {
+            let id = c["id"].as_str().unwrap().to_string();
+            let verdict = c["reason"]
+                .as_str()
+                .unwrap_or(c["status"].as_str().unwrap())
+                .to_string();
+            let (f2p, p2p) = tasks
+                .get(&id)
+                .map(|t| (t["FAIL_TO_PASS"].clone(), t["PASS_TO_PASS"].clone()))
+                .unwrap_or_default();
+            (id, (verdict, f2p, p2p))
+        })
+        .collect()
+}
+
+fn labels(t: &Value) -> Vec<String> {
+    t["metadata"]["verification"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn reusing_the_baseline_for_the_fixed_check_gives_the_same_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let fast = dir.path().join("fast");
+    let full = dir.path().join("full");
+    demo_run(&fast, &[]);
+    demo_run(&full, &["--recheck-identical"]);
+    let (a, b) = (decisions(&fast), decisions(&full));
+    assert_eq!(a.len(), 14);
+    assert_eq!(a, b);
+
+    let fast_tasks = jsonl(&fast.join("tasks.jsonl"));
+    assert!(!fast_tasks.is_empty());
+    for t in &fast_tasks {
+        let v = &t["metadata"]["verification"];
+        let clean: Vec<&str> = v["clean_runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["label"].as_str().unwrap())
+            .collect();
+        let reused = v["reused"].as_array().expect("check 3 reused the baseline");
+        assert_eq!(reused.len(), 1, "{v}");
+        assert_eq!(reused[0]["check"], "fixed");
+        assert_eq!(reused[0]["runs"], serde_json::json!(clean));
+        assert_eq!(reused[0]["tree"].as_str().unwrap().len(), 40);
+        assert!(
+            !labels(t).iter().any(|l| l.starts_with("fixed#")),
+            "{:?}",
+            labels(t)
+        );
+    }
+    for t in jsonl(&full.join("tasks.jsonl")) {
+        assert!(t["metadata"]["verification"].get("reused").is_none());
+        let l = labels(&t);
+        for i in 1..=3 {
+            assert!(l.contains(&format!("fixed#{i}")), "{l:?}");
+        }
+    }
+}
