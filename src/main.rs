@@ -328,6 +328,10 @@ struct RunArgs {
     /// (`verification.reused` in the record).
     #[arg(long)]
     recheck_identical: bool,
+    /// Run the whole suite in every repeat of check 2 (buggy code). By default the repeats
+    /// after the first run the covering tests and those that failed in the first.
+    #[arg(long)]
+    full_repeats: bool,
     /// Hard timeout of one baseline run, seconds.
     #[arg(long, default_value_t = 900)]
     baseline_timeout: u64,
@@ -734,6 +738,7 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
         verify: VerifyConfig {
             repeats: args.repeats,
             recheck_identical: args.recheck_identical,
+            full_repeats: args.full_repeats,
         },
         limits: Limits {
             memory_bytes: args.memory_limit << 20,

@@ -9,6 +9,13 @@
 //! Checks 2 and 3 are repeated (default 3×) and must agree exactly; any disagreement rejects
 //! the candidate as flaky, with the runs as evidence.
 //!
+//! Check 2 runs the whole suite once; its later repeats run the tests whose outcome can
+//! differ from that first run's: the stable tests that execute the mutated lines (per-test
+//! coverage) and every stable test that failed in `buggy#1`. A stable test outside both passed
+//! with the bug in `buggy#1` and does not execute the mutated code, so its repeat would be a
+//! repeat of the clean baseline's (which found it stable three times). Without per-test
+//! coverage, or with `full_repeats`, every repeat runs the whole suite.
+//!
 //! No identical experiment is repeated: when check 3's tree (buggy + gold fix) is
 //! byte-identical to the clean commit's tree, which the baseline ran, its evidence is the
 //! baseline's runs, referenced by tree id ([`ReusedCheck`]); `recheck_identical` runs it anyway.
@@ -31,6 +38,10 @@ pub struct VerifyConfig {
     /// Run check 3 even when its tree is the clean tree the baseline already ran
     /// (`--recheck-identical`).
     pub recheck_identical: bool,
+    /// Run the whole suite in every repeat of check 2 (`--full-repeats`). By default the
+    /// repeats after the first run the tests whose outcome can differ: the covering tests and
+    /// those that failed in `buggy#1`.
+    pub full_repeats: bool,
 }
 
 impl Default for VerifyConfig {
@@ -38,6 +49,7 @@ impl Default for VerifyConfig {
         VerifyConfig {
             repeats: 3,
             recheck_identical: false,
+            full_repeats: false,
         }
     }
 }
@@ -285,26 +297,55 @@ fn verify_inner(
         ));
     }
 
-    // Check 2: the buggy code, whole suite, repeated.
+    // Check 2: the buggy code, whole suite, repeated (the repeats after the first: the tests
+    // whose outcome can differ, see the module's documentation).
     let stable = &baseline.stable_pass;
+    let narrow = !cfg.full_repeats && baseline.coverage_unavailable.is_none();
     let mut failing: Option<BTreeSet<String>> = None;
+    let mut rerun: Option<Vec<String>> = None;
     for i in 1..=cfg.repeats.max(1) {
         // Every run starts from a clean tree with the bug, whatever the previous run did to
         // the tree (a bug may delete or rewrite files).
         worker.reset()?;
         worker.apply_patch(&cand.bug_patch)?;
-        let run = runner.run(worker, &format!("buggy#{i}"), None, budget)?;
+        let requested = rerun.as_deref();
+        let run = runner.run(worker, &format!("buggy#{i}"), requested, budget)?;
         let bad = abnormal(&run);
-        let missing: Vec<String> = stable
+        // The tests this run stands for; the others keep buggy#1's outcome (they passed).
+        let observed: Vec<&String> = match requested {
+            None => stable.iter().collect(),
+            Some(ids) => ids.iter().collect(),
+        };
+        let missing: Vec<String> = observed
             .iter()
             .filter(|t| run.status(t) == TestStatus::Missing)
-            .cloned()
+            .map(|t| (*t).clone())
             .collect();
-        let this: BTreeSet<String> = stable
-            .iter()
-            .filter(|t| run.status(t).is_failure())
-            .cloned()
-            .collect();
+        let this: BTreeSet<String> = match (&failing, requested) {
+            (Some(first), Some(_)) => first
+                .iter()
+                .filter(|t| !observed.contains(t))
+                .cloned()
+                .chain(
+                    observed
+                        .iter()
+                        .filter(|t| run.status(t).is_failure())
+                        .map(|t| (*t).clone()),
+                )
+                .collect(),
+            _ => observed
+                .iter()
+                .filter(|t| run.status(t).is_failure())
+                .map(|t| (*t).clone())
+                .collect(),
+        };
+        if i == 1 && narrow {
+            let mut ids: BTreeSet<String> = covering.iter().cloned().collect();
+            ids.extend(this.iter().cloned());
+            if ids.len() < stable.len() {
+                rerun = Some(ids.into_iter().collect());
+            }
+        }
         out.runs.push(run);
         if let Some(v) = bad {
             return Ok(v);

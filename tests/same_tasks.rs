@@ -1,8 +1,9 @@
 //! The shortcuts of verification give the same tasks as the full protocol. On the embedded
-//! demo seed (local sandbox), a run that reuses the baseline's runs as the evidence of check 3
-//! (buggy + gold fix is byte-identical to the clean tree) and a run with `--recheck-identical`
-//! (check 3 run 3× for real) decide every candidate the same way, with the same
-//! FAIL_TO_PASS and PASS_TO_PASS.
+//! demo seed (local sandbox), the default run (check 2's repeats after the first run only the
+//! tests whose outcome can differ; check 3 reuses the baseline's runs when buggy + gold fix is
+//! byte-identical to the clean tree) and a run with `--recheck-identical --full-repeats`
+//! (whole suite ×3 on the buggy code, check 3 run 3× for real) decide every candidate the same
+//! way, with the same FAIL_TO_PASS and PASS_TO_PASS.
 
 mod common;
 use common::*;
@@ -65,12 +66,12 @@ fn labels(t: &Value) -> Vec<String> {
 }
 
 #[test]
-fn reusing_the_baseline_for_the_fixed_check_gives_the_same_tasks() {
+fn the_shortcuts_of_verification_give_the_same_tasks() {
     let dir = tempfile::tempdir().unwrap();
     let fast = dir.path().join("fast");
     let full = dir.path().join("full");
     demo_run(&fast, &[]);
-    demo_run(&full, &["--recheck-identical"]);
+    demo_run(&full, &["--recheck-identical", "--full-repeats"]);
     let (a, b) = (decisions(&fast), decisions(&full));
     assert_eq!(a.len(), 14);
     assert_eq!(a, b);
@@ -96,8 +97,22 @@ fn reusing_the_baseline_for_the_fixed_check_gives_the_same_tasks() {
             labels(t)
         );
     }
+    // The fast run's later buggy repeats ran a subset; the full run's the whole suite.
+    let requested = |t: &Value, label: &str| -> Option<usize> {
+        t["metadata"]["verification"]["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["label"] == label)
+            .unwrap_or_else(|| panic!("no {label} run"))
+            .get("requested")
+            .map(|r| r.as_array().unwrap().len())
+    };
+    assert!(fast_tasks.iter().all(|t| requested(t, "buggy#1").is_none()));
+    assert!(fast_tasks.iter().any(|t| requested(t, "buggy#2").is_some()));
     for t in jsonl(&full.join("tasks.jsonl")) {
         assert!(t["metadata"]["verification"].get("reused").is_none());
+        assert!(requested(&t, "buggy#2").is_none());
         let l = labels(&t);
         for i in 1..=3 {
             assert!(l.contains(&format!("fixed#{i}")), "{l:?}");
