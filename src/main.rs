@@ -332,6 +332,12 @@ struct RunArgs {
     /// after the first run the covering tests and those that failed in the first.
     #[arg(long)]
     full_repeats: bool,
+    /// How tests run: `resident` (default) keeps one interpreter per worker that has imported
+    /// pytest, its plugins and the suite's third-party modules, and forks a child per run,
+    /// where the seed qualifies (its clean suite gives the fresh baseline's per-test outcomes;
+    /// else it falls back, with the reason in summary.json); `fresh` starts a process per run.
+    #[arg(long, default_value = "resident")]
+    runner: swe_forge::runner::resident::RunnerMode,
     /// Hard timeout of one baseline run, seconds.
     #[arg(long, default_value_t = 900)]
     baseline_timeout: u64,
@@ -751,6 +757,7 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
         synthesize: !args.no_synthesis,
         visible_tests: args.visible_tests,
         task_images: !args.no_task_images,
+        runner: args.runner,
         issue_llm: args.issue_llm.clone().map(|endpoint| {
             let mut c = swe_forge::issue_llm::LlmConfig::new(endpoint);
             c.model = args.issue_llm_model.clone();

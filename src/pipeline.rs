@@ -10,6 +10,7 @@ use crate::mutator::{self, Mutator};
 use crate::repo::{self, Repo};
 use crate::runner::maven::Maven;
 use crate::runner::pytest::Pytest;
+use crate::runner::resident::RunnerMode;
 use crate::runner::TestRunner;
 use crate::sandbox::docker::DockerSandbox;
 use crate::sandbox::image;
@@ -95,6 +96,8 @@ pub struct RunConfig {
     /// `--visible-tests`: leave the FAIL_TO_PASS tests' files in the agent's start state (an
     /// easier variant; recorded as `metadata.start_state.hidden_tests: visible`).
     pub visible_tests: bool,
+    /// `--runner`: the resident runner where a seed qualifies (default), or fresh processes.
+    pub runner: RunnerMode,
     /// Build the accepted tasks' images after each seed (Docker sandbox). Off
     /// (`--no-task-images`): the records name them all the same and `image tasks` builds them.
     pub task_images: bool,
@@ -138,6 +141,12 @@ pub struct SeedSummary {
     /// back (`fail_to_pass`, `pass_to_pass`); candidates rejected for it count under
     /// `rejected["unreadable-test-ids"]`.
     pub dropped_test_ids: task::DroppedTestIds,
+    /// How tests ran: `resident` (a resident runner per worker) or `fresh` (a process per run).
+    pub runner: String,
+    /// Why the resident runner was not used for this seed (it gave other per-test outcomes
+    /// than fresh processes on the clean code, the sandbox has none…).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runner_fallback: Option<String>,
     /// Task images (`image_name`: the start state over the repository image) built by this
     /// run, reused, and failed (with the reasons logged).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -260,17 +269,23 @@ pub fn make_sandbox(cfg: &RunConfig) -> Result<Box<dyn Sandbox>, PipelineError> 
     }
 }
 
+/// pytest for a Python repository (fresh processes).
+fn python_runner(cfg: &RunConfig, repo: &Repo) -> Pytest {
+    let mut p = Pytest::new(
+        repo.seed.test.as_deref(),
+        repo.profile.test_files.clone(),
+        repo.profile.python_path.clone(),
+    );
+    p.log_dir = Some(cfg.out.join("logs").join(&repo.name));
+    p
+}
+
 /// The test runner for a repository, and the test command a task record names.
 fn make_runner(cfg: &RunConfig, repo: &Repo, sandbox: &str) -> (Box<dyn TestRunner>, String) {
     let log_dir = Some(cfg.out.join("logs").join(&repo.name));
     match repo.profile.language {
         Language::Python => {
-            let mut p = Pytest::new(
-                repo.seed.test.as_deref(),
-                repo.profile.test_files.clone(),
-                repo.profile.python_path.clone(),
-            );
-            p.log_dir = log_dir;
+            let p = python_runner(cfg, repo);
             let command = p.base_command.clone();
             (Box::new(p), command)
         }
@@ -321,6 +336,7 @@ fn run_seed(
     let started = Instant::now();
     let mut s = SeedSummary {
         seed: seed.name.clone(),
+        runner: "fresh".into(),
         ..Default::default()
     };
     let finish = |mut s: SeedSummary, status: &str, detail: String| {
@@ -407,6 +423,34 @@ fn run_seed(
         cpu_limit_s = ?baseline.run_cpu_limit_s,
         "baseline"
     );
+
+    // The resident runner, where it gives the fresh baseline's per-test outcomes.
+    let t = Instant::now();
+    let resident: Option<Box<dyn TestRunner>> = match (cfg.runner, repo.profile.language) {
+        (RunnerMode::Resident, Language::Python) => {
+            let pb = spinner(cfg.progress, format!("{}: resident runner", seed.name));
+            let qualified = env
+                .worker(0)
+                .map_err(|e| e.to_string())
+                .and_then(|mut w| python_runner(cfg, &repo).qualify_resident(w.as_mut(), &baseline));
+            pb.finish_and_clear();
+            match qualified {
+                Ok(p) => {
+                    tracing::info!(seed = %seed.name, warm = p.resident.as_ref().map_or(0, Vec::len), "resident runner");
+                    s.runner = "resident".into();
+                    Some(Box::new(p))
+                }
+                Err(why) => {
+                    tracing::warn!(seed = %seed.name, "resident runner not used, fresh processes instead: {why}");
+                    s.runner_fallback = Some(why);
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    store.add_stage_time(&seed.name, "resident", t.elapsed().as_secs_f64())?;
+    let runner = resident.as_deref().unwrap_or(runner);
 
     // Mutate.
     let t = Instant::now();

@@ -4,6 +4,7 @@
 pub mod junit_xml;
 pub mod maven;
 pub mod pytest;
+pub mod resident;
 pub mod surefire;
 
 use crate::coverage::CoverageMap;

@@ -22,6 +22,9 @@ pub struct Pytest {
     pub cov_sources: Vec<String>,
     /// Where full logs are kept (by digest); `None` keeps none.
     pub log_dir: Option<PathBuf>,
+    /// Run through the worker's resident runner, pre-importing these modules (set by
+    /// [`Pytest::qualify_resident`]); `None`: a fresh process per run.
+    pub resident: Option<Vec<String>>,
 }
 
 impl Pytest {
@@ -35,6 +38,128 @@ impl Pytest {
             test_files,
             cov_sources,
             log_dir: None,
+            resident: None,
+        }
+    }
+
+    /// The arguments after `python -m pytest` of a (non-coverage) run, for the resident.
+    fn resident_args(&self, scratch: &str, tests: Option<&[String]>) -> Option<Vec<String>> {
+        let mut args = super::resident::pytest_args(&self.base_command)?;
+        for a in [
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "junit_family=xunit1",
+            "-o",
+            "console_output_style=classic",
+            "--rootdir=.",
+            "--continue-on-collection-errors",
+        ] {
+            args.push(a.to_string());
+        }
+        args.push(format!("--junitxml={scratch}/{REPORT}"));
+        args.push("-q".into());
+        args.push("--no-header".into());
+        if let Some(tests) = tests {
+            args.extend(tests.iter().cloned());
+        }
+        Some(args)
+    }
+
+    /// One run through the resident runner with `warm` pre-imported; `Ok(None)` when this
+    /// worker or command has none (the caller runs a fresh process).
+    fn run_resident(
+        &self,
+        worker: &mut dyn Worker,
+        label: &str,
+        tests: Option<&[String]>,
+        budget: RunBudget,
+        warm: &[String],
+        imports: bool,
+    ) -> Result<Option<Run>, RunnerError> {
+        let scratch = worker.scratch().to_string();
+        let Some(args) = self.resident_args(&scratch, tests) else {
+            return Ok(None);
+        };
+        worker.clear_scratch()?;
+        let request = crate::sandbox::ResidentRun {
+            args: &args,
+            cpu: budget.cpu,
+            warm,
+            imports,
+        };
+        match worker.resident_run(&request, budget.wall)? {
+            crate::sandbox::ResidentExec::Ran(out) => {
+                self.finish(worker, label, tests, budget, out).map(Some)
+            }
+            crate::sandbox::ResidentExec::Unsafe(why) => {
+                tracing::debug!("resident runner unsafe: {why}");
+                Ok(None)
+            }
+            crate::sandbox::ResidentExec::Unsupported => Ok(None),
+        }
+    }
+
+    /// This runner with the resident runner, when it gives the baseline's per-test outcomes
+    /// on the clean tree; `Err(why not)` otherwise (the seed keeps fresh processes). A first
+    /// resident run pre-imports pytest and its plugins only and reports what else the suite
+    /// imported from outside the repository; a second pre-imports that too, and both must
+    /// agree with the fresh baseline ([`super::resident::compare`]).
+    pub fn qualify_resident(
+        &self,
+        worker: &mut dyn Worker,
+        baseline: &crate::baseline::Baseline,
+    ) -> Result<Pytest, String> {
+        let budget = baseline.budget();
+        if super::resident::pytest_args(&self.base_command).is_none() {
+            return Err(format!(
+                "the test command `{}` is not a plain `python -m pytest …`",
+                self.base_command
+            ));
+        }
+        worker.reset().map_err(|e| e.to_string())?;
+        let first = self
+            .run_resident(worker, "resident-probe", None, budget, &[], true)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| self.why_no_resident(worker, &[]))?;
+        super::resident::compare(baseline, &first)?;
+        let warm: Vec<String> = worker
+            .read_scratch(crate::sandbox::RESIDENT_IMPORTS)
+            .map_err(|e| e.to_string())?
+            .map(|b| {
+                String::from_utf8_lossy(&b)
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        worker.reset().map_err(|e| e.to_string())?;
+        let second = self
+            .run_resident(worker, "resident-check", None, budget, &warm, false)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| self.why_no_resident(worker, &warm))?;
+        super::resident::compare(baseline, &second)?;
+        worker.reset().map_err(|e| e.to_string())?;
+        let mut p = self.clone();
+        p.resident = Some(warm);
+        Ok(p)
+    }
+
+    fn why_no_resident(&self, worker: &mut dyn Worker, warm: &[String]) -> String {
+        let probe = crate::sandbox::ResidentRun {
+            args: &[],
+            cpu: None,
+            warm,
+            imports: false,
+        };
+        match worker.resident_run(&probe, std::time::Duration::from_secs(1)) {
+            Ok(crate::sandbox::ResidentExec::Unsafe(why)) => why,
+            Ok(crate::sandbox::ResidentExec::Unsupported) => {
+                "this sandbox has no resident runner".into()
+            }
+            _ => "the resident runner did not run".into(),
         }
     }
 
@@ -177,6 +302,11 @@ impl TestRunner for Pytest {
         tests: Option<&[String]>,
         budget: RunBudget,
     ) -> Result<Run, RunnerError> {
+        if let Some(warm) = &self.resident {
+            if let Some(run) = self.run_resident(worker, label, tests, budget, warm, false)? {
+                return Ok(run);
+            }
+        }
         worker.clear_scratch()?;
         let scratch = worker.scratch().to_string();
         let script = wrap(&scratch, &self.command(&scratch, tests, false), budget);

@@ -232,6 +232,8 @@ impl Environment for LocalEnv {
         );
         Ok(Box::new(LocalWorker {
             source: self.repo.checkout.clone(),
+            base: base.clone(),
+            resident: None,
             root_s: root.display().to_string(),
             scratch_s: scratch.display().to_string(),
             root,
@@ -247,6 +249,10 @@ impl Environment for LocalEnv {
 struct LocalWorker {
     /// The clean checkout the worktree is copied from.
     source: PathBuf,
+    /// The worker's directory (worktree, scratch, the resident runner's files).
+    base: PathBuf,
+    /// The resident runner, once a run asked for it.
+    resident: Option<Resident>,
     root: PathBuf,
     scratch: PathBuf,
     root_s: String,
@@ -258,6 +264,62 @@ struct LocalWorker {
 }
 
 impl LocalWorker {
+    /// The working directory and environment of every command (and of the resident runner).
+    fn environment(&self, cmd: &mut Command) {
+        cmd.current_dir(&self.root)
+            .env_clear()
+            .env("PATH", venv_path(&self.venv))
+            .env("VIRTUAL_ENV", &self.venv)
+            .env("HOME", self.scratch.join("tmp"))
+            .env("TMPDIR", self.scratch.join("tmp"))
+            .env("TZ", "UTC")
+            .env("LC_ALL", "C.UTF-8")
+            .env("LANG", "C.UTF-8")
+            .env("PYTHONHASHSEED", "0")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONPATH", &self.python_path)
+            .env("SWE_FORGE_SCRATCH", &self.scratch);
+    }
+
+    /// The resident runner for `warm`: the running one, or a new one (its own process group,
+    /// outside the worker's cgroup, which only its children join).
+    fn resident_for(&mut self, warm: &[String]) -> Result<&mut Resident, SandboxError> {
+        if self.resident.as_ref().is_some_and(|r| r.warm != warm) {
+            self.resident = None;
+        }
+        if self.resident.is_none() {
+            let warm_file = self.base.join("resident-warm.txt");
+            fs::write(&warm_file, warm.join("\n"))?;
+            let log = fs::File::create(self.base.join("resident.log"))?;
+            let mut cmd = Command::new(self.venv.join("bin/python"));
+            cmd.arg("-c").arg(crate::runner::resident::PROGRAM).arg(&warm_file);
+            self.environment(&mut cmd);
+            cmd.stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(log)
+                .process_group(0);
+            let mut child = cmd.spawn()?;
+            let stdin = child.stdin.take().expect("piped");
+            let stdout = child.stdout.take().expect("piped");
+            let mut r = Resident {
+                child,
+                stdin,
+                stdout,
+                buf: Vec::new(),
+                warm: warm.to_vec(),
+                unsafe_reason: None,
+            };
+            let greeting = r
+                .read_line(Instant::now() + RESIDENT_START)
+                .map_err(|e| SandboxError::Other(format!("starting the resident runner: {e}")))?;
+            let hello: crate::runner::resident::Greeting = serde_json::from_slice(&greeting)
+                .map_err(|e| SandboxError::Other(format!("resident runner greeting: {e}")))?;
+            r.unsafe_reason = hello.unsafe_reason;
+            self.resident = Some(r);
+        }
+        Ok(self.resident.as_mut().expect("set above"))
+    }
+
     fn git(&self, args: &[&str]) -> Result<(), String> {
         // GIT_DIR pinned: when a command deleted the worktree's `.git`, git must fail rather
         // than find an enclosing repository and reset that one.
@@ -296,21 +358,9 @@ impl Worker for LocalWorker {
         let stdout = fs::File::create(&out_path)?;
         let stderr = fs::File::create(&err_path)?;
         let mut cmd = Command::new("bash");
-        cmd.args(["-c", script])
-            .current_dir(&self.root)
-            .env_clear()
-            .env("PATH", venv_path(&self.venv))
-            .env("VIRTUAL_ENV", &self.venv)
-            .env("HOME", self.scratch.join("tmp"))
-            .env("TMPDIR", self.scratch.join("tmp"))
-            .env("TZ", "UTC")
-            .env("LC_ALL", "C.UTF-8")
-            .env("LANG", "C.UTF-8")
-            .env("PYTHONHASHSEED", "0")
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("PYTHONPATH", &self.python_path)
-            .env("SWE_FORGE_SCRATCH", &self.scratch)
-            .stdin(Stdio::null())
+        cmd.args(["-c", script]);
+        self.environment(&mut cmd);
+        cmd.stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr)
             .process_group(0);
@@ -422,6 +472,81 @@ impl Worker for LocalWorker {
         Ok(())
     }
 
+    fn resident_run(
+        &mut self,
+        run: &super::ResidentRun<'_>,
+        timeout: Duration,
+    ) -> Result<super::ResidentExec, SandboxError> {
+        use std::io::Write;
+        let out_path = self.scratch.join(".stdout");
+        let err_path = self.scratch.join(".stderr");
+        let request = crate::runner::resident::Request {
+            args: run.args,
+            timeout: timeout.as_secs_f64().max(0.001),
+            cpu: run.cpu.map(|c| c.as_secs_f64()),
+            stdout: out_path.display().to_string(),
+            stderr: err_path.display().to_string(),
+            times: self.scratch.join(crate::runner::TIMES).display().to_string(),
+            address_space: Some(self.limits.memory_bytes),
+            nproc: Some(self.limits.pids),
+            procs: self
+                .cgroup
+                .as_ref()
+                .map(|c| c.procs_file().display().to_string()),
+            imports: run
+                .imports
+                .then(|| self.scratch.join(super::RESIDENT_IMPORTS).display().to_string()),
+        };
+        let mut line = serde_json::to_vec(&request)
+            .map_err(|e| SandboxError::Other(format!("encoding a resident request: {e}")))?;
+        line.push(b'\n');
+        let started = Instant::now();
+        let resident = self.resident_for(run.warm)?;
+        if let Some(why) = &resident.unsafe_reason {
+            return Ok(super::ResidentExec::Unsafe(why.clone()));
+        }
+        let answer = resident
+            .stdin
+            .write_all(&line)
+            .and_then(|_| resident.stdin.flush())
+            .map_err(|e| e.to_string())
+            .and_then(|_| resident.read_line(started + timeout + RESIDENT_GRACE));
+        // Whatever the child left in the worker's cgroup goes too.
+        if let Some(cg) = &self.cgroup {
+            cg.kill_all();
+        }
+        let reply: crate::runner::resident::Reply = match answer
+            .and_then(|l| serde_json::from_slice(&l).map_err(|e| e.to_string()))
+        {
+            Ok(r) => r,
+            Err(e) => {
+                // The resident hung or died (a test killed it): it goes, with its group; the
+                // next run starts a new one.
+                tracing::debug!(worktree = %self.root.display(), "resident runner lost: {e}");
+                self.resident = None;
+                let timed_out = started.elapsed() >= timeout;
+                return Ok(super::ResidentExec::Ran(ExecOutput {
+                    end: if timed_out {
+                        RunEnd::TimedOut
+                    } else {
+                        RunEnd::Signaled
+                    },
+                    exit_code: None,
+                    signal: Some(libc::SIGKILL),
+                    stdout: fs::read(&out_path).unwrap_or_default(),
+                    stderr: format!("swe-forge: the resident runner was lost ({e})\n").into_bytes(),
+                    duration: started.elapsed(),
+                    oom_kills: 0,
+                }));
+            }
+        };
+        Ok(super::ResidentExec::Ran(reply.into_exec(
+            fs::read(&out_path).unwrap_or_default(),
+            fs::read(&err_path).unwrap_or_default(),
+            0,
+        )))
+    }
+
     fn read_scratch(&mut self, name: &str) -> Result<Option<Vec<u8>>, SandboxError> {
         match fs::read(self.scratch.join(name)) {
             Ok(bytes) => Ok(Some(bytes)),
@@ -447,8 +572,75 @@ impl Worker for LocalWorker {
     }
 }
 
+/// How long a resident runner may take to pre-import pytest and its modules.
+const RESIDENT_START: Duration = Duration::from_secs(120);
+/// The resident's own grace beyond a run's timeout (it enforces the timeout itself).
+const RESIDENT_GRACE: Duration = Duration::from_secs(10);
+
+/// A resident runner process (`src/runner/resident.py`) and its pipes.
+struct Resident {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::process::ChildStdout,
+    buf: Vec<u8>,
+    warm: Vec<String>,
+    unsafe_reason: Option<String>,
+}
+
+impl Resident {
+    /// One line from the resident, by `deadline`.
+    fn read_line(&mut self, deadline: Instant) -> Result<Vec<u8>, String> {
+        use std::io::Read;
+        use std::os::fd::AsRawFd;
+        loop {
+            if let Some(nl) = self.buf.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.buf.drain(..=nl).collect();
+                return Ok(line);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err("no answer in time".into());
+            }
+            let mut fds = libc::pollfd {
+                fd: self.stdout.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = left.as_millis().min(i32::MAX as u128) as i32;
+            // SAFETY: one valid pollfd on the stack for the duration of the call.
+            let n = unsafe { libc::poll(&mut fds, 1, ms.max(1)) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e.to_string());
+            }
+            if n == 0 {
+                continue;
+            }
+            let mut chunk = [0u8; 8192];
+            match self.stdout.read(&mut chunk) {
+                Ok(0) => return Err("the resident runner exited".into()),
+                Ok(k) => self.buf.extend_from_slice(&chunk[..k]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+}
+
+impl Drop for Resident {
+    fn drop(&mut self) {
+        kill_group(self.child.id() as i32);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Drop for LocalWorker {
     fn drop(&mut self) {
+        self.resident = None;
         if let Some(cg) = self.cgroup.take() {
             cg.kill_all();
             cg.remove();

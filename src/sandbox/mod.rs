@@ -62,6 +62,38 @@ pub struct ExecOutput {
     pub oom_kills: u64,
 }
 
+/// One test process to run through a worker's resident runner (`src/runner/resident.py`): a
+/// long-lived interpreter that has pre-imported pytest, its plugins and `warm`, and forks a
+/// child per run with the run's limits.
+#[derive(Clone, Debug)]
+pub struct ResidentRun<'a> {
+    /// pytest's arguments (what follows `python -m pytest`).
+    pub args: &'a [String],
+    /// The CPU-time limit of the child.
+    pub cpu: Option<Duration>,
+    /// Module names the resident pre-imports (a resident started with another list is
+    /// replaced).
+    pub warm: &'a [String],
+    /// Write the modules the child imported from outside the repository to
+    /// [`RESIDENT_IMPORTS`] in the scratch directory.
+    pub imports: bool,
+}
+
+/// The scratch file a resident run with `imports` writes (one module name per line).
+pub const RESIDENT_IMPORTS: &str = "resident-imports.txt";
+
+/// What came of a resident run.
+#[derive(Clone, Debug)]
+pub enum ResidentExec {
+    /// The run's outcome, as `exec` would give it (the CPU time in the scratch's `times.txt`).
+    Ran(ExecOutput),
+    /// The resident started but forking it is not safe (a pre-imported module started a
+    /// thread…): nothing ran.
+    Unsafe(String),
+    /// This worker has no resident runner.
+    Unsupported,
+}
+
 /// A backend that can prepare environments for repositories.
 pub trait Sandbox: Send + Sync {
     /// `local` or `docker`.
@@ -103,6 +135,16 @@ pub trait Worker: Send {
     fn read_scratch(&mut self, name: &str) -> Result<Option<Vec<u8>>, SandboxError>;
     /// Empty the scratch directory.
     fn clear_scratch(&mut self) -> Result<(), SandboxError>;
+    /// Run one test process through this worker's resident runner (started, or replaced when
+    /// its `warm` list differs, on demand), with the same limits and environment as `exec` and
+    /// the wall-clock `timeout`; whatever the child leaves is killed after it.
+    fn resident_run(
+        &mut self,
+        _run: &ResidentRun<'_>,
+        _timeout: Duration,
+    ) -> Result<ResidentExec, SandboxError> {
+        Ok(ResidentExec::Unsupported)
+    }
 }
 
 /// Quote a string for a POSIX shell.

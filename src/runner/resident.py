@@ -1,0 +1,283 @@
+"""swe-forge's resident pytest runner: one long-lived interpreter per worker that has imported
+pytest, its plugins and the third-party modules a run of the suite imports (never the
+repository's own modules), and forks a child per run. The child runs pytest on the worktree as
+`python -m pytest ARGS` would, with the run's limits; the parent waits for it (with the wall-clock
+timeout), kills its whole process group, and answers.
+
+Started as `python -c THIS WARM_FILE` at the repository root, with the environment of a fresh
+run. Protocol: one JSON line per message on stdin/stdout.
+  greeting  {"ready": true, "pid": N, "warm": N, "unsafe": null | "why forking is not safe"}
+  request   {"args": [...], "timeout": S, "cpu": S | null, "stdout": P, "stderr": P,
+             "times": P, "as": BYTES | null, "nproc": N | null, "procs": P | null,
+             "imports": P | null}
+  answer    {"rc": N | null, "signal": N | null, "timed_out": bool, "elapsed": S, "cpu_s": S}
+`times` gets bash's `times` format (the runner reads the CPU time from it as for a fresh run);
+`procs` is a cgroup's cgroup.procs the child joins; `imports` gets the modules the child
+imported from outside the repository (what the next residents pre-import).
+"""
+import json
+import os
+import resource
+import select
+import signal
+import sys
+import threading
+import time
+
+ROOT = os.path.realpath(os.getcwd())
+PROTO_IN = os.fdopen(os.dup(0), "rb", buffering=0)
+PROTO_OUT = os.fdopen(os.dup(1), "wb", buffering=0)
+_null = os.open(os.devnull, os.O_RDWR)
+os.dup2(_null, 0)
+os.dup2(_null, 1)
+
+
+def under_root(path):
+    if not path:
+        return False
+    try:
+        p = os.path.realpath(path)
+    except (TypeError, ValueError):
+        return False
+    return p == ROOT or p.startswith(ROOT + os.sep)
+
+
+def own_names():
+    """Top-level module names the repository provides on sys.path (its import roots)."""
+    names = set()
+    for entry in sys.path:
+        root = os.path.realpath(entry or ROOT)
+        if not under_root(root) or not os.path.isdir(root):
+            continue
+        for name in os.listdir(root):
+            path = os.path.join(root, name)
+            if os.path.isdir(path) and name.isidentifier():
+                names.add(name)
+            elif name.endswith((".py", ".pyc")) or ".cpython-" in name or name.endswith(".so"):
+                names.add(name.split(".")[0])
+    return names
+
+
+class Blocker:
+    """Refuses every import of the repository's own modules while warming up."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in self.names:
+            raise ModuleNotFoundError("swe-forge resident: not pre-importing " + name, name=name)
+        return None
+
+
+def module_file(m):
+    f = getattr(m, "__file__", None)
+    return f if isinstance(f, str) else ""
+
+
+def warm(extra):
+    blocker = Blocker(own_names())
+    sys.meta_path.insert(0, blocker)
+    count = 0
+    try:
+        import pytest  # noqa: F401
+        from _pytest.config import default_plugins
+
+        for name in default_plugins:
+            try:
+                __import__("_pytest." + name)
+                count += 1
+            except Exception:
+                pass
+        try:
+            from importlib.metadata import entry_points
+
+            eps = entry_points(group="pytest11")
+        except Exception:
+            eps = []
+        for ep in eps:
+            try:
+                ep.load()
+                count += 1
+            except Exception:
+                pass
+        for name in extra:
+            try:
+                __import__(name)
+                count += 1
+            except Exception:
+                pass
+    finally:
+        sys.meta_path.remove(blocker)
+    unsafe = None
+    if threading.active_count() != 1:
+        unsafe = "a pre-imported module started a thread (%s)" % ", ".join(
+            t.name for t in threading.enumerate() if t is not threading.main_thread())
+    mine = [n for n, m in list(sys.modules.items()) if under_root(module_file(m))]
+    if mine:
+        unsafe = "the repository's own module %s was imported" % mine[0]
+    return count, unsafe
+
+
+def child(req, before):
+    before_top = {n.split(".")[0] for n in before}
+    os.setpgid(0, 0)
+    procs = req.get("procs")
+    if procs:
+        try:
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+        except OSError:
+            pass
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if req.get("as"):
+        resource.setrlimit(resource.RLIMIT_AS, (req["as"], req["as"]))
+    if req.get("nproc"):
+        resource.setrlimit(resource.RLIMIT_NPROC, (req["nproc"], req["nproc"]))
+    if req.get("cpu"):
+        soft = int(-(-req["cpu"] // 1))
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
+    for sig in (signal.SIGPIPE, signal.SIGTERM, signal.SIGCHLD, signal.SIGXCPU):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    out = os.open(req["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    err = os.open(req["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    os.close(out)
+    os.close(err)
+    os.chdir(ROOT)
+    # As `python -m pytest` sets them: the working directory first on the path.
+    if sys.path and sys.path[0] == "":
+        sys.path[0] = ROOT
+    import pytest
+
+    # Modules this process imported before the fork cannot be assertion-rewritten; a fresh
+    # run rewrites those a plugin's distribution holds (only their own asserts' messages
+    # differ), so pytest's warning about them is not the project's and is left out.
+    try:
+        from _pytest.assertion import rewrite
+
+        warn = rewrite.AssertionRewritingHook._warn_already_imported
+
+        def quiet(self, name, warn=warn):
+            if name.split(".")[0] not in before_top:
+                warn(self, name)
+
+        rewrite.AssertionRewritingHook._warn_already_imported = quiet
+    except Exception:
+        pass
+    sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py")] + req["args"]
+    code = 1
+    try:
+        code = pytest.main(req["args"])
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    if req.get("imports"):
+        try:
+            names = sorted(
+                n for n, m in list(sys.modules.items())
+                if n not in before and "." not in n and module_file(m)
+                and not under_root(module_file(m)))
+            with open(req["imports"], "w") as f:
+                f.write("\n".join(names))
+        except Exception:
+            pass
+    os._exit(int(code) & 0xFF)
+
+
+def wait(pid, timeout):
+    """(status, rusage, timed_out)"""
+    deadline = time.monotonic() + timeout
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = None
+    timed_out = False
+    while True:
+        got, status, usage = os.wait4(pid, os.WNOHANG)
+        if got == pid:
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _, status, usage = os.wait4(pid, 0)
+            break
+        if fd is not None:
+            select.select([fd], [], [], left)
+        else:
+            time.sleep(min(left, 0.002))
+    if fd is not None:
+        os.close(fd)
+    return status, usage, timed_out
+
+
+def main():
+    extra = []
+    if len(sys.argv) > 1 and os.path.isfile(sys.argv[1]):
+        with open(sys.argv[1]) as f:
+            extra = [line.strip() for line in f if line.strip()]
+    count, unsafe = warm(extra)
+    before = set(sys.modules)
+    PROTO_OUT.write(json.dumps({"ready": True, "pid": os.getpid(), "warm": count,
+                                "unsafe": unsafe}).encode() + b"\n")
+    buf = b""
+    while True:
+        while b"\n" not in buf:
+            chunk = PROTO_IN.read(65536)
+            if not chunk:
+                return
+            buf += chunk
+        line, buf = buf.split(b"\n", 1)
+        req = json.loads(line)
+        for s in (sys.stdout, sys.stderr):
+            try:
+                s.flush()
+            except Exception:
+                pass
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                child(req, before)
+            finally:
+                os._exit(70)
+        status, usage, timed_out = wait(pid, req["timeout"])
+        elapsed = time.monotonic() - started
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        cpu = usage.ru_utime + usage.ru_stime
+        try:
+            with open(req["times"], "w") as f:
+                f.write("0m0.000s 0m0.000s\n0m%.3fs 0m%.3fs\n" % (usage.ru_utime, usage.ru_stime))
+        except OSError:
+            pass
+        rc = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        PROTO_OUT.write(json.dumps({"rc": rc, "signal": sig, "timed_out": timed_out,
+                                    "elapsed": elapsed, "cpu_s": cpu}).encode() + b"\n")
+
+
+main()

@@ -1,0 +1,180 @@
+//! The resident pytest runner: one long-lived interpreter per worker that has imported pytest,
+//! its plugins and the third-party modules the suite imports, and forks a child per run
+//! (`resident.py`, run by the sandboxes). Here: its protocol, the arguments it runs pytest
+//! with, and [`compare`], by which a seed qualifies for it (`Pytest::qualify_resident`): the
+//! same per-test outcomes as the fresh baseline, or the seed falls back to fresh processes.
+
+use crate::baseline::Baseline;
+use crate::run::{Run, RunEnd, TestStatus};
+use crate::sandbox::ExecOutput;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The program (started as `python -c PROGRAM WARM_FILE` at the repository root).
+pub const PROGRAM: &str = include_str!("resident.py");
+
+/// `--runner`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunnerMode {
+    /// A fresh process per run (`python -m pytest …`).
+    Fresh,
+    /// The resident runner where the seed qualifies, else fresh processes.
+    #[default]
+    Resident,
+}
+
+impl std::str::FromStr for RunnerMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "fresh" => Ok(RunnerMode::Fresh),
+            "resident" => Ok(RunnerMode::Resident),
+            other => Err(format!("unknown runner `{other}` (fresh | resident)")),
+        }
+    }
+}
+
+/// One run request (see `resident.py`).
+#[derive(Serialize, Debug)]
+pub struct Request<'a> {
+    pub args: &'a [String],
+    pub timeout: f64,
+    pub cpu: Option<f64>,
+    pub stdout: String,
+    pub stderr: String,
+    pub times: String,
+    #[serde(rename = "as")]
+    pub address_space: Option<u64>,
+    pub nproc: Option<u64>,
+    pub procs: Option<String>,
+    pub imports: Option<String>,
+}
+
+/// The resident's greeting.
+#[derive(Deserialize, Debug)]
+pub struct Greeting {
+    pub ready: bool,
+    #[serde(default)]
+    pub pid: Option<u32>,
+    #[serde(default)]
+    pub warm: usize,
+    #[serde(default, rename = "unsafe")]
+    pub unsafe_reason: Option<String>,
+}
+
+/// The answer to one run.
+#[derive(Deserialize, Debug)]
+pub struct Reply {
+    pub rc: Option<i32>,
+    pub signal: Option<i32>,
+    #[serde(default)]
+    pub timed_out: bool,
+    pub elapsed: f64,
+}
+
+impl Reply {
+    /// As `exec` reports a command.
+    pub fn into_exec(self, stdout: Vec<u8>, stderr: Vec<u8>, oom_kills: u64) -> ExecOutput {
+        let end = if self.timed_out {
+            RunEnd::TimedOut
+        } else if self.rc.is_some() {
+            RunEnd::Exited
+        } else {
+            RunEnd::Signaled
+        };
+        ExecOutput {
+            end,
+            exit_code: if self.timed_out { None } else { self.rc },
+            signal: if self.timed_out {
+                Some(libc::SIGKILL)
+            } else {
+                self.signal
+            },
+            stdout,
+            stderr,
+            duration: Duration::from_secs_f64(self.elapsed.max(0.0)),
+            oom_kills,
+        }
+    }
+}
+
+/// pytest's own arguments in a test command the resident can run: `python -m pytest ARGS`,
+/// `python3 -m pytest ARGS` or `pytest ARGS` (plain words only). `None`: anything else (a
+/// wrapper, environment assignments, shell syntax), which runs as fresh processes.
+pub fn pytest_args(command: &str) -> Option<Vec<String>> {
+    let plain = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b))
+    };
+    let words: Vec<&str> = command.split_whitespace().collect();
+    if !words.iter().all(|w| plain(w)) {
+        return None;
+    }
+    let rest = match words.as_slice() {
+        ["python" | "python3", "-m", "pytest", rest @ ..] => rest,
+        ["pytest", rest @ ..] => rest,
+        _ => return None,
+    };
+    Some(rest.iter().map(|s| s.to_string()).collect())
+}
+
+/// The first difference between `run` and the baseline's outcomes.
+pub fn compare(baseline: &Baseline, run: &Run) -> Result<(), String> {
+    if let Some(a) = &run.anomaly {
+        return Err(format!("{}: {a}", run.label));
+    }
+    if run.end != RunEnd::Exited {
+        return Err(format!("{}: {}", run.label, run.summary()));
+    }
+    for t in &baseline.stable_pass {
+        let got = run.status(t);
+        if got != TestStatus::Passed {
+            return Err(format!(
+                "{t} passes in fresh processes, {} in the resident runner",
+                got
+            ));
+        }
+    }
+    for t in &baseline.failing {
+        let got = run.status(t);
+        if !got.is_failure() {
+            return Err(format!(
+                "{t} fails in fresh processes, {} in the resident runner",
+                got
+            ));
+        }
+    }
+    for (t, r) in &run.results {
+        let known = baseline.stable_pass.contains(t)
+            || baseline.failing.contains(t)
+            || baseline.flaky.contains(t);
+        if !known && r.status != TestStatus::Skipped {
+            return Err(format!(
+                "{t} ran in the resident runner only ({})",
+                r.status
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pytest_args_of_plain_commands_only() {
+        assert_eq!(pytest_args("python -m pytest"), Some(vec![]));
+        assert_eq!(
+            pytest_args("python3 -m pytest -x tests"),
+            Some(vec!["-x".to_string(), "tests".to_string()])
+        );
+        assert_eq!(pytest_args("pytest -q"), Some(vec!["-q".to_string()]));
+        assert_eq!(pytest_args("tox -e py"), None);
+        assert_eq!(pytest_args("FOO=1 python -m pytest"), None);
+        assert_eq!(pytest_args("python -m pytest 'a b'"), None);
+        assert_eq!(pytest_args("python -m pytest; rm -rf /"), None);
+    }
+}
