@@ -1,4 +1,4 @@
-import json, os, resource, shutil, signal, subprocess, sys, time
+import json, os, resource, select, shutil, signal, subprocess, sys, time
 IN, OUT = sys.stdin.buffer, sys.stdout.buffer
 ROOT, SCRATCH = "/testbed", "/scratch"
 ME, UID = os.getpid(), os.geteuid()
@@ -9,25 +9,91 @@ STDOUT, STDERR = SCRATCH + "/.swe-forge-stdout", SCRATCH + "/.swe-forge-stderr"
 RESET = "git checkout -q -f HEAD -- . && git clean -q -f -d -x && git status --porcelain >/dev/null"
 
 
-def reap():
+def others(spare=()):
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit() and int(p) != ME and int(p) not in spare:
+            try:
+                if os.stat("/proc/" + p).st_uid == UID:
+                    out.append(int(p))
+            except OSError:
+                pass
+    return out
+
+
+def reap(spare=()):
     # kill(-1) reaches every process of this user but this one; repeat until none is left.
+    # With processes to spare (the resident runner), everyone is stopped first (a stopped
+    # process cannot fork), then all but those are killed, and those continue.
+    sig = signal.SIGSTOP if spare else signal.SIGKILL
     for _ in range(1000):
         try:
-            os.kill(-1, signal.SIGKILL)
+            os.kill(-1, sig)
         except OSError:
             pass
-        left = False
-        for p in os.listdir("/proc"):
-            if p.isdigit() and int(p) != ME:
-                try:
-                    if os.stat("/proc/" + p).st_uid == UID:
-                        left = True
-                        break
-                except OSError:
-                    pass
+        left = others(spare)
+        for p in left if spare else ():
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
         if not left:
-            return
+            break
         time.sleep(0.001)
+    for p in spare:
+        try:
+            os.kill(p, signal.SIGCONT)
+        except OSError:
+            pass
+
+
+# The resident pytest runner (src/runner/resident.py): started on demand, kept across
+# requests, replaced when asked for another list of modules to pre-import.
+RESIDENT = {"proc": None, "warm": None, "greeting": None, "buf": b""}
+
+
+def resident_stop():
+    p = RESIDENT["proc"]
+    if p is not None:
+        try:
+            p.kill()
+            p.wait()
+        except OSError:
+            pass
+    RESIDENT.update(proc=None, warm=None, greeting=None, buf=b"")
+
+
+def resident_line(deadline):
+    p = RESIDENT["proc"]
+    fd = p.stdout.fileno()
+    while b"\n" not in RESIDENT["buf"]:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return None
+        RESIDENT["buf"] += chunk
+    line, RESIDENT["buf"] = RESIDENT["buf"].split(b"\n", 1)
+    return json.loads(line)
+
+
+def resident_start(spec):
+    if RESIDENT["proc"] is not None and RESIDENT["warm"] == spec["warm"] \
+            and RESIDENT["proc"].poll() is None:
+        return RESIDENT["greeting"]
+    resident_stop()
+    p = subprocess.Popen(["python", "-c", spec["program"]], cwd=ROOT, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    RESIDENT.update(proc=p, warm=spec["warm"])
+    p.stdin.write(json.dumps({"warm": spec["warm"]}).encode() + b"\n")
+    p.stdin.flush()
+    hello = resident_line(time.monotonic() + 120)
+    if hello is None:
+        resident_stop()
+        return {"unsafe": "the resident runner did not start"}
+    RESIDENT["greeting"] = hello
+    return hello
 
 
 def oom_kills():
@@ -84,9 +150,38 @@ def run(req, data):
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
-    argv = ["timeout", "-s", "KILL", "%.3f" % req["timeout"], "bash", "-c", req["script"], "bash"]
     before = oom_kills()
     started = time.monotonic()
+    spec = req.get("resident")
+    if spec:
+        hello = resident_start(spec)
+        if hello.get("unsafe"):
+            return {"unsafe": hello["unsafe"]}, []
+        run_req = dict(spec["run"], stdout=STDOUT, stderr=STDERR)
+        pid = RESIDENT["proc"].pid
+        answer = None
+        try:
+            RESIDENT["proc"].stdin.write(json.dumps(run_req).encode() + b"\n")
+            RESIDENT["proc"].stdin.flush()
+            answer = resident_line(started + req["timeout"] + 5)
+        except OSError:
+            pass
+        if answer is None:
+            # Hung or killed (by a test): it goes; the next request starts another.
+            resident_stop()
+            reap()
+            answer = {"rc": None, "signal": signal.SIGKILL, "timed_out": False}
+        else:
+            reap(spare=(pid,))
+        elapsed = answer.get("elapsed", time.monotonic() - started)
+        if answer.get("timed_out"):
+            rc = -signal.SIGKILL
+        elif answer.get("rc") is not None:
+            rc = answer["rc"]
+        else:
+            rc = -(answer.get("signal") or signal.SIGKILL)
+        return finish(req, rc, elapsed, before)
+    argv = ["timeout", "-s", "KILL", "%.3f" % req["timeout"], "bash", "-c", req["script"], "bash"]
     with open(STDOUT, "wb") as fo, open(STDERR, "wb") as fe:
         p = subprocess.Popen(argv + req.get("args", []), cwd=ROOT, stdout=fo, stderr=fe,
                              stdin=subprocess.PIPE if data else subprocess.DEVNULL,
@@ -102,7 +197,11 @@ def run(req, data):
                 pass
         rc = p.wait()
     elapsed = time.monotonic() - started
-    reap()
+    reap(spare=(RESIDENT["proc"].pid,) if RESIDENT["proc"] is not None else ())
+    return finish(req, rc, elapsed, before)
+
+
+def finish(req, rc, elapsed, before):
     cap = req.get("output_cap", 1 << 26)
     out, out_total = head(STDOUT, cap)
     err, err_total = head(STDERR, cap)

@@ -26,7 +26,8 @@
 //!              "not_recorded": ["seed", …]},
 //!   "seeds": [{"seed", "status", "detail", "commit", "files", "skipped_files", "enumerated",
 //!              "sampled", "resumed", "decided", "killed", "accepted", "rejected": {reason: N},
-//!              "tasks", "seconds", "image", "in_summary": bool,
+//!              "tasks", "seconds", "image", "runner": "resident"|"fresh"|null,
+//!              "runner_fallback": why not resident | null, "in_summary": bool,
 //!              "stages": {stage: seconds} | null, "stages_from": "summary.json"|"state.db"|null}],
 //!   "warnings": ["candidates.jsonl:7: …"]
 //! }
@@ -118,6 +119,8 @@ struct SeedLine {
     rejected: BTreeMap<String, usize>,
     seconds: f64,
     image: Option<String>,
+    runner: Option<String>,
+    runner_fallback: Option<String>,
     stages: Option<BTreeMap<String, f64>>,
 }
 
@@ -376,6 +379,10 @@ pub struct SeedRow {
     pub tasks: usize,
     pub seconds: Option<f64>,
     pub image: Option<String>,
+    /// `resident` or `fresh` (how the seed's tests ran), when summary.json says.
+    pub runner: Option<String>,
+    /// Why the resident runner was not used for the seed.
+    pub runner_fallback: Option<String>,
     /// Whether the latest `run` into the directory (summary.json) covered this seed.
     pub in_summary: bool,
     pub stages: Option<BTreeMap<String, f64>>,
@@ -562,6 +569,8 @@ fn seed_rows(
             tasks: tasks_per_seed.get(s.seed.as_str()).copied().unwrap_or(0),
             seconds: Some(s.seconds),
             image: s.image.clone(),
+            runner: s.runner.clone(),
+            runner_fallback: s.runner_fallback.clone(),
             in_summary: true,
             stages: None,
             stages_from: None,

@@ -1,9 +1,13 @@
 //! The shortcuts of verification give the same tasks as the full protocol. On the embedded
-//! demo seed (local sandbox), the default run (check 2's repeats after the first run only the
-//! tests whose outcome can differ; check 3 reuses the baseline's runs when buggy + gold fix is
-//! byte-identical to the clean tree) and a run with `--recheck-identical --full-repeats`
-//! (whole suite ×3 on the buggy code, check 3 run 3× for real) decide every candidate the same
-//! way, with the same FAIL_TO_PASS and PASS_TO_PASS.
+//! demo seed (local sandbox), the default run (the resident runner; check 2's repeats after the
+//! first run only the tests whose outcome can differ; check 3 reuses the baseline's runs when
+//! buggy + gold fix is byte-identical to the clean tree) and a run with `--runner fresh
+//! --recheck-identical --full-repeats` (a fresh process per run, whole suite ×3 on the buggy
+//! code, check 3 run 3× for real) decide every candidate the same way, with the same
+//! FAIL_TO_PASS and PASS_TO_PASS.
+//!
+//! And a seed the resident runner cannot stand in for (`tests/fixtures/lazy_imports`) falls
+//! back to fresh processes, says why, and is verified all the same.
 
 mod common;
 use common::*;
@@ -70,8 +74,10 @@ fn the_shortcuts_of_verification_give_the_same_tasks() {
     let dir = tempfile::tempdir().unwrap();
     let fast = dir.path().join("fast");
     let full = dir.path().join("full");
-    demo_run(&fast, &[]);
-    demo_run(&full, &["--recheck-identical", "--full-repeats"]);
+    let a = demo_run(&fast, &[]);
+    let b = demo_run(&full, &["--runner", "fresh", "--recheck-identical", "--full-repeats"]);
+    assert_eq!(seed_summary(&a, "pyshelf")["runner"], "resident", "{a}");
+    assert_eq!(seed_summary(&b, "pyshelf")["runner"], "fresh", "{b}");
     let (a, b) = (decisions(&fast), decisions(&full));
     assert_eq!(a.len(), 14);
     assert_eq!(a, b);
@@ -118,4 +124,38 @@ fn the_shortcuts_of_verification_give_the_same_tasks() {
             assert!(l.contains(&format!("fixed#{i}")), "{l:?}");
         }
     }
+}
+
+#[test]
+fn a_suite_the_resident_runner_changes_falls_back_to_fresh_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = fixture_manifest(dir.path(), "lazy_imports");
+    let out_dir = dir.path().join("out");
+    let out = bin()
+        .arg("run")
+        .arg(&manifest)
+        .args(["--sandbox", "local", "--json", "--no-synthesis", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = summary(&out);
+    let seed = seed_summary(&s, "lazy_imports");
+    assert_eq!(seed["status"], "done", "{seed}");
+    assert_eq!(seed["runner"], "fresh", "{seed}");
+    let why = seed["runner_fallback"].as_str().expect("the reason is recorded");
+    assert!(
+        why.contains("tests/test_a_lazy.py::test_import_is_lazy"),
+        "{why}"
+    );
+    assert!(seed["accepted"].as_u64().unwrap() > 0, "{seed}");
+    // The report says it too.
+    let o = bin().arg("report").arg(&out_dir).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["seeds"][0]["runner_fallback"].as_str(), Some(why));
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(html.contains("test_import_is_lazy"));
 }

@@ -4,8 +4,9 @@ repository's own modules), and forks a child per run. The child runs pytest on t
 `python -m pytest ARGS` would, with the run's limits; the parent waits for it (with the wall-clock
 timeout), kills its whole process group, and answers.
 
-Started as `python -c THIS WARM_FILE` at the repository root, with the environment of a fresh
-run. Protocol: one JSON line per message on stdin/stdout.
+Started as `python -c THIS` at the repository root, with the environment of a fresh run.
+Protocol: one JSON line per message on stdin/stdout.
+  start     {"warm": [module names to pre-import]}
   greeting  {"ready": true, "pid": N, "warm": N, "unsafe": null | "why forking is not safe"}
   request   {"args": [...], "timeout": S, "cpu": S | null, "stdout": P, "stderr": P,
              "times": P, "as": BYTES | null, "nproc": N | null, "procs": P | null,
@@ -232,24 +233,28 @@ def wait(pid, timeout):
     return status, usage, timed_out
 
 
+def read_line(buf):
+    while b"\n" not in buf:
+        chunk = PROTO_IN.read(65536)
+        if not chunk:
+            return None, buf
+        buf += chunk
+    line, buf = buf.split(b"\n", 1)
+    return json.loads(line), buf
+
+
 def main():
-    extra = []
-    if len(sys.argv) > 1 and os.path.isfile(sys.argv[1]):
-        with open(sys.argv[1]) as f:
-            extra = [line.strip() for line in f if line.strip()]
-    count, unsafe = warm(extra)
+    first, buf = read_line(b"")
+    if first is None:
+        return
+    count, unsafe = warm(first.get("warm") or [])
     before = set(sys.modules)
     PROTO_OUT.write(json.dumps({"ready": True, "pid": os.getpid(), "warm": count,
                                 "unsafe": unsafe}).encode() + b"\n")
-    buf = b""
     while True:
-        while b"\n" not in buf:
-            chunk = PROTO_IN.read(65536)
-            if not chunk:
-                return
-            buf += chunk
-        line, buf = buf.split(b"\n", 1)
-        req = json.loads(line)
+        req, buf = read_line(buf)
+        if req is None:
+            return
         for s in (sys.stdout, sys.stderr):
             try:
                 s.flush()

@@ -10,7 +10,8 @@ use crate::sandbox::ExecOutput;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// The program (started as `python -c PROGRAM WARM_FILE` at the repository root).
+/// The program (started as `python -c PROGRAM` at the repository root; its first input line
+/// is `{"warm": [...]}`).
 pub const PROGRAM: &str = include_str!("resident.py");
 
 /// `--runner`.

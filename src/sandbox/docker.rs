@@ -469,6 +469,7 @@ impl Environment for DockerEnv {
             pending_reset: false,
             scratch_files: Some(HashMap::new()),
             replacements: 0,
+            resident_unsafe: None,
         };
         worker.start_agent()?;
         Ok(Box::new(worker))
@@ -634,6 +635,8 @@ struct DockerWorker {
     /// The scratch dir as the last command left it (files up to the cap), when known.
     scratch_files: Option<HashMap<String, ScratchFile>>,
     replacements: u32,
+    /// Set by a resident request the agent refused (forking the resident is not safe).
+    resident_unsafe: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -673,6 +676,9 @@ struct Request<'a> {
     file_cap: u64,
     /// Bytes of stdin following the request line.
     stdin: usize,
+    /// Run through the resident runner instead of `script` (see `resident_run`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resident: Option<serde_json::Value>,
 }
 
 /// The agent's answer line; the payload (stdout, stderr, then each file) follows it.
@@ -702,6 +708,9 @@ struct Reply {
     /// (name, bytes sent), -1 for a file too big to send.
     #[serde(default)]
     files: Vec<(String, i64)>,
+    /// The resident runner started but forking it is not safe: why (nothing ran).
+    #[serde(default, rename = "unsafe")]
+    unsafe_reason: Option<String>,
 }
 
 /// A reply with its payload split up.
@@ -932,6 +941,7 @@ impl DockerWorker {
     ) -> Result<(i32, Vec<u8>, Vec<u8>), SandboxError> {
         for _ in 0..2 {
             let request = Request {
+                resident: None,
                 script,
                 args,
                 timeout: SHORT_TIMEOUT.as_secs_f64(),
@@ -978,8 +988,10 @@ impl DockerWorker {
         &mut self,
         script: &str,
         timeout: Duration,
+        resident: Option<&serde_json::Value>,
     ) -> Result<Option<ExecOutput>, SandboxError> {
         let request = Request {
+            resident: resident.cloned(),
             script,
             args: &[],
             timeout: timeout.as_secs_f64().max(0.001),
@@ -1040,6 +1052,18 @@ impl DockerWorker {
         self.pending_clear = false;
         self.pending_reset = false;
         self.scratch_files = Some(a.files);
+        if let Some(why) = a.reply.unsafe_reason {
+            self.resident_unsafe = Some(why);
+            return Ok(Some(ExecOutput {
+                end: RunEnd::Exited,
+                exit_code: None,
+                signal: None,
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                duration: Duration::ZERO,
+                oom_kills: 0,
+            }));
+        }
         let r = a.reply;
         let mut stdout = a.stdout;
         let mut stderr = a.stderr;
@@ -1105,13 +1129,57 @@ impl Worker for DockerWorker {
     }
 
     fn exec(&mut self, script: &str, timeout: Duration) -> Result<ExecOutput, SandboxError> {
-        if let Some(out) = self.exec_once(script, timeout)? {
+        if let Some(out) = self.exec_once(script, timeout, None)? {
             return Ok(out);
         }
         tracing::warn!(container = %self.spec.name, "git reset failed; replacing the container");
         self.replace()?;
-        self.exec_once(script, timeout)?
+        self.exec_once(script, timeout, None)?
             .ok_or_else(|| SandboxError::Reset("a fresh container could not be reset".into()))
+    }
+
+    fn resident_run(
+        &mut self,
+        run: &super::ResidentRun<'_>,
+        timeout: Duration,
+    ) -> Result<super::ResidentExec, SandboxError> {
+        // The agent starts the resident (as the test user, with the commands' environment),
+        // forwards the run, and kills whatever the child left, sparing the resident.
+        let request = crate::runner::resident::Request {
+            args: run.args,
+            timeout: timeout.as_secs_f64().max(0.001),
+            cpu: run.cpu.map(|c| c.as_secs_f64()),
+            stdout: String::new(),
+            stderr: String::new(),
+            times: format!("{SCRATCH}/{}", crate::runner::TIMES),
+            // Memory and processes: the container's cgroup limits.
+            address_space: None,
+            nproc: None,
+            procs: None,
+            imports: run
+                .imports
+                .then(|| format!("{SCRATCH}/{}", super::RESIDENT_IMPORTS)),
+        };
+        let payload = serde_json::json!({
+            "program": crate::runner::resident::PROGRAM,
+            "warm": run.warm,
+            "run": request,
+        });
+        self.resident_unsafe = None;
+        let out = match self.exec_once("", timeout, Some(&payload))? {
+            Some(out) => out,
+            None => {
+                tracing::warn!(container = %self.spec.name, "git reset failed; replacing the container");
+                self.replace()?;
+                self.exec_once("", timeout, Some(&payload))?.ok_or_else(|| {
+                    SandboxError::Reset("a fresh container could not be reset".into())
+                })?
+            }
+        };
+        Ok(match self.resident_unsafe.take() {
+            Some(why) => super::ResidentExec::Unsafe(why),
+            None => super::ResidentExec::Ran(out),
+        })
     }
 
     fn apply_patch(&mut self, patch: &str) -> Result<(), SandboxError> {

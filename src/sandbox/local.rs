@@ -288,18 +288,24 @@ impl LocalWorker {
             self.resident = None;
         }
         if self.resident.is_none() {
-            let warm_file = self.base.join("resident-warm.txt");
-            fs::write(&warm_file, warm.join("\n"))?;
             let log = fs::File::create(self.base.join("resident.log"))?;
             let mut cmd = Command::new(self.venv.join("bin/python"));
-            cmd.arg("-c").arg(crate::runner::resident::PROGRAM).arg(&warm_file);
+            cmd.arg("-c").arg(crate::runner::resident::PROGRAM);
             self.environment(&mut cmd);
             cmd.stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(log)
                 .process_group(0);
             let mut child = cmd.spawn()?;
-            let stdin = child.stdin.take().expect("piped");
+            let mut stdin = child.stdin.take().expect("piped");
+            {
+                use std::io::Write;
+                let mut start = serde_json::to_vec(&serde_json::json!({ "warm": warm }))
+                    .expect("a list of strings encodes");
+                start.push(b'\n');
+                stdin.write_all(&start)?;
+                stdin.flush()?;
+            }
             let stdout = child.stdout.take().expect("piped");
             let mut r = Resident {
                 child,
