@@ -760,6 +760,15 @@ impl Environments {
 
     /// The test runner for a task in a sandbox of `kind` (`docker` or `local`).
     pub fn runner(&self, task: &Task, kind: &str) -> Box<dyn TestRunner> {
+        match self.pytest(task) {
+            Some(p) => Box::new(p),
+            None => self.java_runner(kind),
+        }
+    }
+
+    /// pytest for a Python task, with the files of its listed tests and `test_patch`
+    /// (fresh processes); `None` for another language.
+    pub fn pytest(&self, task: &Task) -> Option<Pytest> {
         match task.language {
             Language::Python => {
                 let mut files: Vec<String> = Vec::new();
@@ -776,24 +785,26 @@ impl Environments {
                 }
                 let command = Some(task.metadata.environment.test_command.as_str())
                     .filter(|c| !c.trim().is_empty());
-                Box::new(Pytest::new(
+                Some(Pytest::new(
                     command,
                     files,
                     task.metadata.environment.python_path.clone(),
                 ))
             }
-            Language::Java => {
-                let mut m = Maven::new();
-                if kind == "docker" {
-                    m.helpers = Some(image::JAVA_HELPERS_DIR.to_string());
-                    m.settings = Some(image::JAVA_MAVEN_SETTINGS.to_string());
-                    m.build_cache = Some(image::JAVA_BUILD_CACHE.to_string());
-                } else {
-                    m.build_cache = Some(self.cfg.cache.join("java-builds").display().to_string());
-                }
-                Box::new(m)
-            }
+            Language::Java => None,
         }
+    }
+
+    fn java_runner(&self, kind: &str) -> Box<dyn TestRunner> {
+        let mut m = Maven::new();
+        if kind == "docker" {
+            m.helpers = Some(image::JAVA_HELPERS_DIR.to_string());
+            m.settings = Some(image::JAVA_MAVEN_SETTINGS.to_string());
+            m.build_cache = Some(image::JAVA_BUILD_CACHE.to_string());
+        } else {
+            m.build_cache = Some(self.cfg.cache.join("java-builds").display().to_string());
+        }
+        Box::new(m)
     }
 }
 

@@ -101,28 +101,46 @@ impl Pytest {
     }
 
     /// This runner with the resident runner, when it gives the baseline's per-test outcomes
-    /// on the clean tree; `Err(why not)` otherwise (the seed keeps fresh processes). A first
-    /// resident run pre-imports pytest and its plugins only and reports what else the suite
-    /// imported from outside the repository; a second pre-imports that too, and both must
-    /// agree with the fresh baseline ([`super::resident::compare`]).
+    /// on the clean tree; `Err(why not)` otherwise (the seed keeps fresh processes).
     pub fn qualify_resident(
         &self,
         worker: &mut dyn Worker,
         baseline: &crate::baseline::Baseline,
     ) -> Result<Pytest, String> {
-        let budget = baseline.budget();
+        self.qualify_resident_on(
+            worker,
+            &mut |w: &mut dyn Worker| w.reset().map_err(|e| e.to_string()),
+            None,
+            baseline.budget(),
+            &|run: &Run| super::resident::compare(baseline, run),
+        )
+    }
+
+    /// This runner with the resident runner, when `tests` (`None`: the whole suite) on the
+    /// tree `prepare` makes give outcomes that `check` accepts (it compares them with fresh
+    /// processes'). A first resident run pre-imports pytest and its plugins only and reports
+    /// what else the tests imported from outside the repository; a second pre-imports that
+    /// too; `check` must accept both.
+    pub fn qualify_resident_on(
+        &self,
+        worker: &mut dyn Worker,
+        prepare: &mut dyn FnMut(&mut dyn Worker) -> Result<(), String>,
+        tests: Option<&[String]>,
+        budget: RunBudget,
+        check: &dyn Fn(&Run) -> Result<(), String>,
+    ) -> Result<Pytest, String> {
         if super::resident::pytest_args(&self.base_command).is_none() {
             return Err(format!(
                 "the test command `{}` is not a plain `python -m pytest …`",
                 self.base_command
             ));
         }
-        worker.reset().map_err(|e| e.to_string())?;
+        prepare(worker)?;
         let first = self
-            .run_resident(worker, "resident-probe", None, budget, &[], true)
+            .run_resident(worker, "resident-probe", tests, budget, &[], true)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| self.why_no_resident(worker, &[]))?;
-        super::resident::compare(baseline, &first)?;
+        check(&first)?;
         let warm: Vec<String> = worker
             .read_scratch(crate::sandbox::RESIDENT_IMPORTS)
             .map_err(|e| e.to_string())?
@@ -135,12 +153,12 @@ impl Pytest {
                     .collect()
             })
             .unwrap_or_default();
-        worker.reset().map_err(|e| e.to_string())?;
+        prepare(worker)?;
         let second = self
-            .run_resident(worker, "resident-check", None, budget, &warm, false)
+            .run_resident(worker, "resident-check", tests, budget, &warm, false)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| self.why_no_resident(worker, &warm))?;
-        super::resident::compare(baseline, &second)?;
+        check(&second)?;
         worker.reset().map_err(|e| e.to_string())?;
         let mut p = self.clone();
         p.resident = Some(warm);

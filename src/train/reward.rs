@@ -16,6 +16,8 @@
 
 use crate::audit::{self, AuditConfig, AuditError, Environments};
 use crate::pipeline::SandboxChoice;
+use crate::runner::pytest::Pytest;
+use crate::runner::resident::RunnerMode;
 use crate::runner::{RunBudget, TestRunner};
 use crate::sandbox::{shell_quote, Environment, Limits, Worker};
 use crate::task::Task;
@@ -41,6 +43,10 @@ pub struct RewardConfig {
     pub repeats: usize,
     /// Workers that grade the edits of one [`RewardEnv::reward_many`] call in parallel.
     pub workers: usize,
+    /// Python tasks grade through the workers' resident runners where a task qualifies (its
+    /// listed tests on the gold tree give the same outcomes as in a fresh process), else in a
+    /// fresh process per run.
+    pub runner: crate::runner::resident::RunnerMode,
 }
 
 impl RewardConfig {
@@ -53,6 +59,7 @@ impl RewardConfig {
             limits: Limits::default(),
             repeats: 1,
             workers: 2,
+            runner: Default::default(),
         }
     }
 }
@@ -164,6 +171,8 @@ pub struct RewardEnv {
     pools: HashMap<usize, Vec<Box<dyn Worker>>>,
     /// Buggy and clean files, by (task digest, which).
     files: HashMap<(String, bool), String>,
+    /// The resident runner per task digest (`None`: the task grades in fresh processes).
+    residents: HashMap<String, Option<Pytest>>,
     stats: RewardStats,
 }
 
@@ -224,6 +233,7 @@ impl RewardEnv {
             db,
             pools: HashMap::new(),
             files: HashMap::new(),
+            residents: HashMap::new(),
             stats: RewardStats::default(),
         })
     }
@@ -465,12 +475,29 @@ impl RewardEnv {
                 instance_id: task.instance_id.clone(),
                 detail,
             })?;
-        let runner = self.envs.runner(task, kind);
+        let fresh = self.envs.runner(task, kind);
         let repeats = self.cfg.repeats.max(1);
         let budget = run_budget(task);
+        let digest = task_digest(task);
+        let candidate = (self.cfg.runner == RunnerMode::Resident)
+            .then(|| self.envs.pytest(task))
+            .flatten()
+            .filter(|_| !self.residents.contains_key(&digest));
+        let pool = self.pool(task, &env, jobs.len())?;
+        if let Some(p) = candidate {
+            let qualified = qualify_for_task(&p, pool[0].as_mut(), fresh.as_ref(), task, budget);
+            if let Err(why) = &qualified {
+                tracing::info!(task = %task.instance_id, "rewards in fresh processes: {why}");
+            }
+            self.residents.insert(digest.clone(), qualified.ok());
+        }
+        let resident = self.residents.get(&digest).cloned().flatten();
         let pool = self.pool(task, &env, jobs.len())?;
         let k = pool.len().min(jobs.len());
-        let runner: &dyn TestRunner = runner.as_ref();
+        let runner: &dyn TestRunner = match &resident {
+            Some(p) => p,
+            None => fresh.as_ref(),
+        };
         let mut graded: Vec<Option<Graded>> = (0..jobs.len()).map(|_| None).collect();
         std::thread::scope(|s| {
             let handles: Vec<_> = pool
@@ -606,6 +633,41 @@ fn reward_of(g: Graded, cached: bool, edit_hash: String) -> Reward {
         detail: g.detail,
         edit_hash,
     }
+}
+
+/// The resident version of `pytest` for grading `task`, when the listed tests on the gold
+/// tree (start state, `test_patch`, `patch`) give the same outcome per test through it as in
+/// a fresh process; `Err(why not)` otherwise.
+fn qualify_for_task(
+    pytest: &Pytest,
+    worker: &mut dyn Worker,
+    fresh: &dyn TestRunner,
+    task: &Task,
+    budget: RunBudget,
+) -> Result<Pytest, String> {
+    let tests = audit::listed_tests(task);
+    let mut gold = |w: &mut dyn Worker| -> Result<(), String> {
+        w.reset().map_err(|e| format!("reset: {e}"))?;
+        audit::apply_buggy(w, task).map_err(|p| format!("{}: {}", p.reason, p.detail))?;
+        w.apply_patch(&task.patch)
+            .map_err(|e| format!("the gold patch: {e}"))
+    };
+    gold(worker)?;
+    let reference = fresh
+        .run(worker, "resident-reference", Some(&tests), budget)
+        .map_err(|e| e.to_string())?;
+    let check = |run: &crate::run::Run| -> Result<(), String> {
+        for t in &tests {
+            let (want, got) = (reference.status(t), run.status(t));
+            if want != got {
+                return Err(format!(
+                    "{t} is {want} in a fresh process, {got} in the resident runner"
+                ));
+            }
+        }
+        Ok(())
+    };
+    pytest.qualify_resident_on(worker, &mut gold, Some(&tests), budget, &check)
 }
 
 /// Grade one edited text on one worker: reset, buggy code, the edit, the listed tests.
