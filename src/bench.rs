@@ -1,4 +1,5 @@
-//! Benchmarks: how fast the mutation engine enumerates candidates over a directory.
+//! Benchmarks: how fast the mutation engine enumerates candidates over a directory, and what
+//! verification costs per candidate (`bench verify`).
 
 use crate::candidate;
 use crate::lang::Language;
@@ -143,4 +144,79 @@ mod tests {
             assert!(json.get(key).is_some(), "{key}");
         }
     }
+}
+
+/// What `swe-forge bench verify` reports for one seed of a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct VerifySeedBench {
+    pub seed: String,
+    /// `resident` or `fresh`.
+    pub runner: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runner_fallback: Option<String>,
+    pub decided: usize,
+    pub accepted: usize,
+    /// Test runs made for the decided candidates (screen, buggy#i, fixed#i, synthesis checks;
+    /// the baseline's are not counted, nor the checks whose evidence is reused).
+    pub runs: usize,
+    pub runs_per_decided: f64,
+    /// Mean wall time of one of those runs.
+    pub seconds_per_run: f64,
+    /// The verify stage's wall time (all workers together) per decided and per accepted
+    /// candidate.
+    pub wall_per_decided: f64,
+    pub wall_per_accepted: Option<f64>,
+    /// Wall time per stage, seconds.
+    pub stages: BTreeMap<String, f64>,
+}
+
+/// What `swe-forge bench verify` reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifyBench {
+    /// The run's output directory (kept, to be looked at).
+    pub out: std::path::PathBuf,
+    pub sandbox: String,
+    pub seconds: f64,
+    pub seeds: Vec<VerifySeedBench>,
+}
+
+/// The figures of a finished run into a new output directory `out` (its `state.db`).
+pub fn verify_figures(
+    summary: &crate::pipeline::RunSummary,
+) -> Result<VerifyBench, crate::store::StoreError> {
+    let store = crate::store::Store::open(&summary.out.join("state.db"))?;
+    let decided = store.decided()?;
+    let stages = store.stage_times()?;
+    let mut seeds = Vec::new();
+    for s in &summary.seeds {
+        let mine: Vec<_> = decided.iter().filter(|d| d.seed == s.seed).collect();
+        let runs: Vec<&crate::run::Run> = mine.iter().flat_map(|d| d.outcome.runs.iter()).collect();
+        let stage: BTreeMap<String, f64> = stages
+            .iter()
+            .filter(|(seed, _, _)| *seed == s.seed)
+            .map(|(_, st, secs)| (st.clone(), *secs))
+            .collect();
+        let verify = stage.get("verify").copied().unwrap_or(0.0);
+        let accepted = mine.iter().filter(|d| d.task.is_some()).count();
+        let per = |total: f64, n: usize| if n == 0 { 0.0 } else { total / n as f64 };
+        seeds.push(VerifySeedBench {
+            seed: s.seed.clone(),
+            runner: s.runner.clone(),
+            runner_fallback: s.runner_fallback.clone(),
+            decided: mine.len(),
+            accepted,
+            runs: runs.len(),
+            runs_per_decided: per(runs.len() as f64, mine.len()),
+            seconds_per_run: per(runs.iter().map(|r| r.duration_s).sum(), runs.len()),
+            wall_per_decided: per(verify, mine.len()),
+            wall_per_accepted: (accepted > 0).then(|| verify / accepted as f64),
+            stages: stage,
+        });
+    }
+    Ok(VerifyBench {
+        out: summary.out.clone(),
+        sandbox: summary.sandbox.clone(),
+        seconds: summary.seconds,
+        seeds,
+    })
 }

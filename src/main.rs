@@ -288,6 +288,13 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Run the pipeline (the options of `run`) into a new temporary output directory and report
+    /// what verification cost: runs per decided candidate, seconds per run, verify-stage wall
+    /// time per decided and per accepted candidate, time per stage. `--out` is not used.
+    Verify {
+        #[command(flatten)]
+        run: RunArgs,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -701,6 +708,41 @@ fn dispatch(cli: Cli) -> Result<i32> {
             Ok(if s.exported.is_empty() { 4 } else { 0 })
         }
         Command::Bench {
+            what: BenchCommand::Verify { run: mut args },
+        } => {
+            let out = tempfile::Builder::new()
+                .prefix("swe-forge-bench-verify-")
+                .tempdir()
+                .context("creating a temporary output directory")?
+                .keep();
+            args.out = out;
+            let json = args.json;
+            let summary = run_pipeline(&args, cache, None, cli.quiet)?;
+            let b = bench::verify_figures(&summary).context("reading the run's state store")?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&b)?);
+            } else {
+                println!("run in {} ({:.1}s, sandbox {})", b.out.display(), b.seconds, b.sandbox);
+                for s in &b.seeds {
+                    println!(
+                        "{:<16} runner {:<8} decided {:>4}  accepted {:>4}  runs/decided {:>5.2}  s/run {:>6.3}  wall s/decided {:>6.2}  wall s/accepted {}",
+                        s.seed,
+                        s.runner,
+                        s.decided,
+                        s.accepted,
+                        s.runs_per_decided,
+                        s.seconds_per_run,
+                        s.wall_per_decided,
+                        s.wall_per_accepted.map_or("-".into(), |v| format!("{v:.2}")),
+                    );
+                    let stages: Vec<String> =
+                        s.stages.iter().map(|(k, v)| format!("{k} {v:.1}")).collect();
+                    println!("{:<16} stages (s): {}", "", stages.join(", "));
+                }
+            }
+            Ok(0)
+        }
+        Command::Bench {
             what: BenchCommand::Mutate { dir, lang, json },
         } => {
             let b = bench::mutate_dir(&dir, lang)
@@ -719,6 +761,17 @@ fn dispatch(cli: Cli) -> Result<i32> {
 }
 
 fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) -> Result<i32> {
+    let summary = run_pipeline(&args, cache, candidates, quiet)?;
+    print_run(&args, &summary)
+}
+
+/// `run`'s pipeline, with its Ctrl-C handling.
+fn run_pipeline(
+    args: &RunArgs,
+    cache: PathBuf,
+    candidates: Option<PathBuf>,
+    quiet: bool,
+) -> Result<pipeline::RunSummary> {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -781,7 +834,11 @@ fn run(args: RunArgs, cache: PathBuf, candidates: Option<PathBuf>, quiet: bool) 
         eprintln!("interrupted: finishing the candidates in flight (Ctrl-C again to quit now)");
     })
     .context("installing the Ctrl-C handler")?;
-    let summary = pipeline::run(&cfg)?;
+    Ok(pipeline::run(&cfg)?)
+}
+
+/// `run`'s output and exit code.
+fn print_run(args: &RunArgs, summary: &pipeline::RunSummary) -> Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
