@@ -91,6 +91,32 @@ if stashes:
 # 4. The file system: no gold code, no hidden test, no clean build or bytecode.
 gold = [w.encode() for w in spec["gold_windows"] if w.strip()]
 hidden = [w.encode() for w in spec["hidden_windows"] if w.strip()]
+
+
+def start_state_blobs():
+    """The contents of HEAD's files: the start state the agent is given (provenance checks
+    that it is exactly the clean commit with the bug applied and the hidden files removed)."""
+    p = subprocess.run(["git", "ls-tree", "-r", "-z", "HEAD"], cwd=root, capture_output=True)
+    ids = [e.split()[2] for e in p.stdout.split(b"\0") if e and e.split()[1] == b"blob"]
+    if not ids:
+        return []
+    p = subprocess.run(["git", "cat-file", "--batch"], cwd=root, capture_output=True,
+                       input=b"\n".join(ids) + b"\n")
+    out, data, i = [], p.stdout, 0
+    while i < len(data):
+        nl = data.index(b"\n", i)
+        size = int(data[i:nl].split()[2])
+        out.append(data[nl + 1:nl + 1 + size])
+        i = nl + 1 + size + 1
+    return out
+
+
+# A window the start state itself holds (the same code elsewhere in the repository: a twin
+# branch of the mutated function, a test body repeated in another test file) is no evidence:
+# finding it says nothing about the fix or the hidden tests.
+tracked = start_state_blobs()
+gold = [w for w in gold if not any(w in b for b in tracked)]
+hidden = [w for w in hidden if not any(w in b for b in tracked)]
 stems = {os.path.splitext(os.path.basename(p))[0] for p in spec["changed"]}
 java_classes = {os.path.splitext(os.path.basename(p))[0] for p in spec["changed"] if p.endswith(".java")}
 py_changed = [p for p in spec["changed"] if p.endswith(".py")]
