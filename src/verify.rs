@@ -303,12 +303,29 @@ fn verify_inner(
     let narrow = !cfg.full_repeats && baseline.coverage_unavailable.is_none();
     let mut failing: Option<BTreeSet<String>> = None;
     let mut rerun: Option<Vec<String>> = None;
-    for i in 1..=cfg.repeats.max(1) {
+    let repeats = cfg.repeats.max(1);
+    for i in 1..=repeats {
+        // The last repeat: the screening run was already one observation of the covering
+        // tests on the buggy code, so only the tests that failed in buggy#1 and did not fail
+        // in screening need one more (none: no run).
+        let last: Option<Vec<String>> = match (&failing, &rerun) {
+            (Some(first), Some(_)) if narrow && i == repeats && i >= 3 => Some(
+                first
+                    .iter()
+                    .filter(|t| !screen_failures.contains(*t))
+                    .cloned()
+                    .collect(),
+            ),
+            _ => None,
+        };
+        if last.as_ref().is_some_and(|l| l.is_empty()) {
+            break;
+        }
         // Every run starts from a clean tree with the bug, whatever the previous run did to
         // the tree (a bug may delete or rewrite files).
         worker.reset()?;
         worker.apply_patch(&cand.bug_patch)?;
-        let requested = rerun.as_deref();
+        let requested = last.as_deref().or(rerun.as_deref());
         let run = runner.run(worker, &format!("buggy#{i}"), requested, budget)?;
         let bad = abnormal(&run);
         // The tests this run stands for; the others keep buggy#1's outcome (they passed).
