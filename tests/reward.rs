@@ -256,3 +256,46 @@ fn a_combined_task_verifies_and_needs_both_fixes() {
     wrong.fail_to_pass = vec![wrong.pass_to_pass[0].clone()];
     assert!(!verify_combined(&mut env, &wrong).unwrap());
 }
+
+/// Seconds per graded rollout, fresh processes against the resident runner: 16 distinct
+/// edits of one task (the gold fix with a different trailing comment each, so none is
+/// served from the cache), graded as one group on 2 workers, after one warm-up group of 2
+/// (the resident's qualification, the workers). Prints the figures for BENCHMARKS.md.
+#[test]
+#[ignore = "benchmark: prints seconds per graded rollout (cargo test --test reward -- --ignored --nocapture)"]
+fn bench_reward_grading_fresh_against_resident() {
+    let (_keep, tasks) = tasks();
+    let task = &tasks[0];
+    for mode in ["fresh", "resident"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = RewardConfig::new(dir.path().join("rewards.db"), cache());
+        cfg.workers = 2;
+        cfg.runner = mode.parse().unwrap();
+        let mut env = RewardEnv::open(cfg).unwrap();
+        let buggy = env.buggy_file(task).unwrap();
+        let gold = gold_edit(task, &buggy).unwrap();
+        let variant = |n: usize| {
+            let mut e = gold.clone();
+            let b = e.blocks.last_mut().unwrap();
+            let last = b.replace.last_mut().unwrap();
+            *last = format!("{last}  # {mode} {n}");
+            e.render()
+        };
+        let warm: Vec<String> = (0..2).map(|n| variant(1000 + n)).collect();
+        for r in env.reward_many(task, &warm).unwrap() {
+            assert_eq!(r.outcome, Outcome::Solved, "{}", r.detail);
+        }
+        let edits: Vec<String> = (0..16).map(variant).collect();
+        let started = std::time::Instant::now();
+        let rewards = env.reward_many(task, &edits).unwrap();
+        let wall = started.elapsed().as_secs_f64();
+        for r in &rewards {
+            assert_eq!(r.outcome, Outcome::Solved, "{}", r.detail);
+        }
+        eprintln!(
+            "reward grading, {mode}: {} rollouts in {wall:.2} s = {:.3} s per rollout (2 workers)",
+            rewards.len(),
+            wall / rewards.len() as f64
+        );
+    }
+}
