@@ -436,7 +436,7 @@ fn run_seed(
             pb.finish_and_clear();
             match qualified {
                 Ok(p) => {
-                    tracing::info!(seed = %seed.name, warm = p.resident.as_ref().map_or(0, Vec::len), "resident runner");
+                    tracing::info!(seed = %seed.name, warm = p.resident.as_ref().map_or(0, Vec::len), cpu_offset_s = p.resident_cpu_offset, "resident runner");
                     s.runner = "resident".into();
                     Some(Box::new(p))
                 }

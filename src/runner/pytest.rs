@@ -25,6 +25,10 @@ pub struct Pytest {
     /// Run through the worker's resident runner, pre-importing these modules (set by
     /// [`Pytest::qualify_resident`]); `None`: a fresh process per run.
     pub resident: Option<Vec<String>>,
+    /// CPU seconds a fresh process spends that a resident's child does not (the interpreter's
+    /// start and the pre-imported modules), measured when the runner qualified: taken off
+    /// each resident run's CPU limit, so a run near its limit ends the same way in both.
+    pub resident_cpu_offset: f64,
 }
 
 impl Pytest {
@@ -39,6 +43,7 @@ impl Pytest {
             cov_sources,
             log_dir: None,
             resident: None,
+            resident_cpu_offset: 0.0,
         }
     }
 
@@ -84,7 +89,10 @@ impl Pytest {
         worker.clear_scratch()?;
         let request = crate::sandbox::ResidentRun {
             args: &args,
-            cpu: budget.cpu,
+            cpu: budget.cpu.map(|c| {
+                let secs = (c.as_secs_f64() - self.resident_cpu_offset).max(1.0);
+                std::time::Duration::from_secs_f64(secs)
+            }),
             warm,
             imports,
         };
@@ -107,11 +115,14 @@ impl Pytest {
         worker: &mut dyn Worker,
         baseline: &crate::baseline::Baseline,
     ) -> Result<Pytest, String> {
+        let cpu: Vec<f64> = baseline.runs.iter().filter_map(|r| r.cpu_s).collect();
+        let fresh_cpu = (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64);
         self.qualify_resident_on(
             worker,
             &mut |w: &mut dyn Worker| w.reset().map_err(|e| e.to_string()),
             None,
             baseline.budget(),
+            fresh_cpu,
             &|run: &Run| super::resident::compare(baseline, run),
         )
     }
@@ -120,13 +131,15 @@ impl Pytest {
     /// tree `prepare` makes give outcomes that `check` accepts (it compares them with fresh
     /// processes'). A first resident run pre-imports pytest and its plugins only and reports
     /// what else the tests imported from outside the repository; a second pre-imports that
-    /// too; `check` must accept both.
+    /// too; `check` must accept both. `fresh_cpu`: the CPU seconds a fresh process used for
+    /// the same tests, from which the resident's CPU offset is measured.
     pub fn qualify_resident_on(
         &self,
         worker: &mut dyn Worker,
         prepare: &mut dyn FnMut(&mut dyn Worker) -> Result<(), String>,
         tests: Option<&[String]>,
         budget: RunBudget,
+        fresh_cpu: Option<f64>,
         check: &dyn Fn(&Run) -> Result<(), String>,
     ) -> Result<Pytest, String> {
         if super::resident::pytest_args(&self.base_command).is_none() {
@@ -162,6 +175,10 @@ impl Pytest {
         worker.reset().map_err(|e| e.to_string())?;
         let mut p = self.clone();
         p.resident = Some(warm);
+        p.resident_cpu_offset = match (fresh_cpu, second.cpu_s) {
+            (Some(f), Some(r)) => (f - r).max(0.0),
+            _ => 0.0,
+        };
         Ok(p)
     }
 

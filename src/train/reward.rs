@@ -667,7 +667,14 @@ fn qualify_for_task(
         }
         Ok(())
     };
-    pytest.qualify_resident_on(worker, &mut gold, Some(&tests), budget, &check)
+    pytest.qualify_resident_on(
+        worker,
+        &mut gold,
+        Some(&tests),
+        budget,
+        reference.cpu_s,
+        &check,
+    )
 }
 
 /// Grade one edited text on one worker: reset, buggy code, the edit, the listed tests.
