@@ -249,6 +249,13 @@ def main():
         return
     count, unsafe = warm(first.get("warm") or [])
     before = set(sys.modules)
+    # What is alive now (pytest, the pre-imported modules) lives as long as the process: out
+    # of the collector's sight, so a child's collections do not walk it, nor touch (and copy)
+    # its pages.
+    import gc
+
+    gc.collect()
+    gc.freeze()
     PROTO_OUT.write(json.dumps({"ready": True, "pid": os.getpid(), "warm": count,
                                 "unsafe": unsafe}).encode() + b"\n")
     while True:
