@@ -722,7 +722,12 @@ fn dispatch(cli: Cli) -> Result<i32> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&b)?);
             } else {
-                println!("run in {} ({:.1}s, sandbox {})", b.out.display(), b.seconds, b.sandbox);
+                println!(
+                    "run in {} ({:.1}s, sandbox {})",
+                    b.out.display(),
+                    b.seconds,
+                    b.sandbox
+                );
                 for s in &b.seeds {
                     println!(
                         "{:<16} runner {:<8} decided {:>4}  accepted {:>4}  runs/decided {:>5.2}  s/run {:>6.3}  wall s/decided {:>6.2}  wall s/accepted {}",
@@ -735,8 +740,11 @@ fn dispatch(cli: Cli) -> Result<i32> {
                         s.wall_per_decided,
                         s.wall_per_accepted.map_or("-".into(), |v| format!("{v:.2}")),
                     );
-                    let stages: Vec<String> =
-                        s.stages.iter().map(|(k, v)| format!("{k} {v:.1}")).collect();
+                    let stages: Vec<String> = s
+                        .stages
+                        .iter()
+                        .map(|(k, v)| format!("{k} {v:.1}"))
+                        .collect();
                     println!("{:<16} stages (s): {}", "", stages.join(", "));
                 }
             }

@@ -429,10 +429,9 @@ fn run_seed(
     let resident: Option<Box<dyn TestRunner>> = match (cfg.runner, repo.profile.language) {
         (RunnerMode::Resident, Language::Python) => {
             let pb = spinner(cfg.progress, format!("{}: resident runner", seed.name));
-            let qualified = env
-                .worker(0)
-                .map_err(|e| e.to_string())
-                .and_then(|mut w| python_runner(cfg, &repo).qualify_resident(w.as_mut(), &baseline));
+            let qualified = env.worker(0).map_err(|e| e.to_string()).and_then(|mut w| {
+                python_runner(cfg, &repo).qualify_resident(w.as_mut(), &baseline)
+            });
             pb.finish_and_clear();
             match qualified {
                 Ok(p) => {

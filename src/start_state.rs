@@ -359,7 +359,11 @@ fn copy_tree(src: &Repository, dst: &Repository, id: Oid) -> Result<Oid, StartSt
 /// The tree id of `commit` with `patches` applied in order, computed in the repository's
 /// object store (nothing is checked out). Verification compares it with the clean commit's
 /// tree to tell a check that repeats an experiment already made (buggy + gold fix = clean).
-pub fn tree_after(repo: &Repository, commit: &str, patches: &[&str]) -> Result<Oid, StartStateError> {
+pub fn tree_after(
+    repo: &Repository,
+    commit: &str,
+    patches: &[&str],
+) -> Result<Oid, StartStateError> {
     let oid = Oid::from_str(commit)
         .map_err(|_| StartStateError::Invalid(format!("`{commit}` is not a commit id")))?;
     let mut tree = repo
@@ -460,7 +464,10 @@ mod tests {
     fn tree_after_the_bug_and_its_fix_is_the_clean_tree() {
         let (_d, repo, clean) = fixture();
         let clean = clean.to_string();
-        let clean_tree = repo.find_commit(Oid::from_str(&clean).unwrap()).unwrap().tree_id();
+        let clean_tree = repo
+            .find_commit(Oid::from_str(&clean).unwrap())
+            .unwrap()
+            .tree_id();
         assert_eq!(tree_after(&repo, &clean, &[]).unwrap(), clean_tree);
         let fix = "diff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def f(x):\n-    return x - 1\n+    return x + 1\n";
         let buggy = tree_after(&repo, &clean, &[BUG]).unwrap();

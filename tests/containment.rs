@@ -22,7 +22,10 @@ fn endless_loop_times_out_and_the_run_continues() {
     let (out, dir) = run_fixture("loop_mutant", &["--min-timeout", "3"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Contained under the resident runner (the default).
-    assert_eq!(seed_summary(&summary(&out), "loop_mutant")["runner"], "resident");
+    assert_eq!(
+        seed_summary(&summary(&out), "loop_mutant")["runner"],
+        "resident"
+    );
     let s = summary(&out);
     let seed = seed_summary(&s, "loop_mutant");
     assert_eq!(seed["status"], "done", "{seed}");
@@ -43,7 +46,10 @@ fn fork_bomb_is_contained() {
     let (out, dir) = run_fixture("fork_mutant", &["--pids-limit", "64", "--min-timeout", "5"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Contained under the resident runner (the default).
-    assert_eq!(seed_summary(&summary(&out), "fork_mutant")["runner"], "resident");
+    assert_eq!(
+        seed_summary(&summary(&out), "fork_mutant")["runner"],
+        "resident"
+    );
     let r = reasons(dir.path());
     let guard: Vec<&(String, String)> = r.iter().filter(|(c, _)| c == "missing-guard").collect();
     assert!(!guard.is_empty(), "{r:?}");
@@ -62,7 +68,10 @@ fn memory_hog_is_contained() {
     let (out, dir) = run_fixture("alloc_mutant", &["--memory-limit", "1024"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Contained under the resident runner (the default).
-    assert_eq!(seed_summary(&summary(&out), "alloc_mutant")["runner"], "resident");
+    assert_eq!(
+        seed_summary(&summary(&out), "alloc_mutant")["runner"],
+        "resident"
+    );
     let r = reasons(dir.path());
     let guard: Vec<&(String, String)> = r.iter().filter(|(c, _)| c == "missing-guard").collect();
     assert!(!guard.is_empty(), "{r:?}");
@@ -82,7 +91,10 @@ fn wiped_worktree_is_restored() {
     let (out, dir) = run_fixture("wipe_mutant", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Contained under the resident runner (the default).
-    assert_eq!(seed_summary(&summary(&out), "wipe_mutant")["runner"], "resident");
+    assert_eq!(
+        seed_summary(&summary(&out), "wipe_mutant")["runner"],
+        "resident"
+    );
     let lines = candidate_lines(dir.path());
     let wipes: Vec<&serde_json::Value> = lines
         .iter()

@@ -153,7 +153,10 @@ fn docker_endless_loop_times_out() {
     let (out, dir) = run_fixture_in("docker", "loop_mutant", &["--min-timeout", "3"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Contained under the resident runner (the default).
-    assert_eq!(seed_summary(&summary(&out), "loop_mutant")["runner"], "resident");
+    assert_eq!(
+        seed_summary(&summary(&out), "loop_mutant")["runner"],
+        "resident"
+    );
     let seed = seed_summary(&summary(&out), "loop_mutant").clone();
     assert_eq!(seed["status"], "done", "{seed}");
     assert_eq!(seed["decided"], seed["sampled"], "{seed}");
@@ -176,7 +179,10 @@ fn docker_fork_bomb_is_capped() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Contained under the resident runner (the default).
-    assert_eq!(seed_summary(&summary(&out), "fork_mutant")["runner"], "resident");
+    assert_eq!(
+        seed_summary(&summary(&out), "fork_mutant")["runner"],
+        "resident"
+    );
     let guard: Vec<String> = candidate_lines(dir.path())
         .iter()
         .filter(|c| c["category"] == "missing-guard")
@@ -201,7 +207,10 @@ fn docker_memory_hog_is_an_oom_verdict() {
     let (out, dir) = run_fixture_in("docker", "alloc_mutant", &["--memory-limit", "512"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Contained under the resident runner (the default).
-    assert_eq!(seed_summary(&summary(&out), "alloc_mutant")["runner"], "resident");
+    assert_eq!(
+        seed_summary(&summary(&out), "alloc_mutant")["runner"],
+        "resident"
+    );
     let guard: Vec<serde_json::Value> = candidate_lines(dir.path())
         .into_iter()
         .filter(|c| c["category"] == "missing-guard")
@@ -230,7 +239,10 @@ fn docker_mutant_cannot_reach_the_network() {
     let (out, dir) = run_fixture_in("docker", "net_mutant", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Contained under the resident runner (the default).
-    assert_eq!(seed_summary(&summary(&out), "net_mutant")["runner"], "resident");
+    assert_eq!(
+        seed_summary(&summary(&out), "net_mutant")["runner"],
+        "resident"
+    );
     match listener.accept() {
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
         other => panic!("a connection reached the host: {other:?}"),
@@ -260,7 +272,10 @@ fn docker_wiped_repository_is_restored() {
     let (out, dir) = run_fixture_in("docker", "wipe_mutant", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // Contained under the resident runner (the default).
-    assert_eq!(seed_summary(&summary(&out), "wipe_mutant")["runner"], "resident");
+    assert_eq!(
+        seed_summary(&summary(&out), "wipe_mutant")["runner"],
+        "resident"
+    );
     let lines = candidate_lines(dir.path());
     let wipes: Vec<&serde_json::Value> = lines
         .iter()

@@ -185,7 +185,10 @@ fn java_demo_run_yields_verified_tasks() {
     for t in &tasks {
         assert_eq!(t["language"], "java");
         let repo_image = t["metadata"]["start_state"]["repo_image"].as_str().unwrap();
-        assert!(repo_image.starts_with("swe-forge/javashelf:"), "{repo_image}");
+        assert!(
+            repo_image.starts_with("swe-forge/javashelf:"),
+            "{repo_image}"
+        );
         let image = t["image_name"].as_str().unwrap();
         assert!(image.starts_with("swe-forge/javashelf-task:"), "{image}");
     }

@@ -41,7 +41,12 @@ fn demo_run(out_dir: &Path, extra: &[&str]) -> Value {
 fn decisions(out_dir: &Path) -> BTreeMap<String, (String, Value, Value)> {
     let tasks: BTreeMap<String, Value> = jsonl(&out_dir.join("tasks.jsonl"))
         .into_iter()
-        .map(|t| (t["metadata"]["candidate_id"].as_str().unwrap().to_string(), t))
+        .map(|t| {
+            (
+                t["metadata"]["candidate_id"].as_str().unwrap().to_string(),
+                t,
+            )
+        })
         .collect();
     jsonl(&out_dir.join("candidates.jsonl"))
         .into_iter()
@@ -75,7 +80,10 @@ fn the_shortcuts_of_verification_give_the_same_tasks() {
     let fast = dir.path().join("fast");
     let full = dir.path().join("full");
     let a = demo_run(&fast, &[]);
-    let b = demo_run(&full, &["--runner", "fresh", "--recheck-identical", "--full-repeats"]);
+    let b = demo_run(
+        &full,
+        &["--runner", "fresh", "--recheck-identical", "--full-repeats"],
+    );
     assert_eq!(seed_summary(&a, "pyshelf")["runner"], "resident", "{a}");
     assert_eq!(seed_summary(&b, "pyshelf")["runner"], "fresh", "{b}");
     let (a, b) = (decisions(&fast), decisions(&full));
@@ -143,7 +151,9 @@ fn a_suite_the_resident_runner_changes_falls_back_to_fresh_processes() {
     let seed = seed_summary(&s, "lazy_imports");
     assert_eq!(seed["status"], "done", "{seed}");
     assert_eq!(seed["runner"], "fresh", "{seed}");
-    let why = seed["runner_fallback"].as_str().expect("the reason is recorded");
+    let why = seed["runner_fallback"]
+        .as_str()
+        .expect("the reason is recorded");
     assert!(
         why.contains("tests/test_a_lazy.py::test_import_is_lazy"),
         "{why}"

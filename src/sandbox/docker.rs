@@ -1171,9 +1171,10 @@ impl Worker for DockerWorker {
             None => {
                 tracing::warn!(container = %self.spec.name, "git reset failed; replacing the container");
                 self.replace()?;
-                self.exec_once("", timeout, Some(&payload))?.ok_or_else(|| {
-                    SandboxError::Reset("a fresh container could not be reset".into())
-                })?
+                self.exec_once("", timeout, Some(&payload))?
+                    .ok_or_else(|| {
+                        SandboxError::Reset("a fresh container could not be reset".into())
+                    })?
             }
         };
         Ok(match self.resident_unsafe.take() {

@@ -492,16 +492,23 @@ impl Worker for LocalWorker {
             cpu: run.cpu.map(|c| c.as_secs_f64()),
             stdout: out_path.display().to_string(),
             stderr: err_path.display().to_string(),
-            times: self.scratch.join(crate::runner::TIMES).display().to_string(),
+            times: self
+                .scratch
+                .join(crate::runner::TIMES)
+                .display()
+                .to_string(),
             address_space: Some(self.limits.memory_bytes),
             nproc: Some(self.limits.pids),
             procs: self
                 .cgroup
                 .as_ref()
                 .map(|c| c.procs_file().display().to_string()),
-            imports: run
-                .imports
-                .then(|| self.scratch.join(super::RESIDENT_IMPORTS).display().to_string()),
+            imports: run.imports.then(|| {
+                self.scratch
+                    .join(super::RESIDENT_IMPORTS)
+                    .display()
+                    .to_string()
+            }),
         };
         let mut line = serde_json::to_vec(&request)
             .map_err(|e| SandboxError::Other(format!("encoding a resident request: {e}")))?;
