@@ -700,11 +700,7 @@ fn image_tasks_builds_a_task_image_from_its_record() {
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-        let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        lines
+        common::stdout_lines(&o)
     };
     let first = build();
     assert_eq!(first[0]["status"], "built", "{first:?}");

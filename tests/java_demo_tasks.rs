@@ -107,16 +107,19 @@ fn task_images_from_records_pass_the_audit(dir: &Path, tasks: &[serde_json::Valu
     let file = dir.join("two.jsonl");
     let body: String = tasks.iter().map(|t| format!("{t}\n")).collect();
     std::fs::write(&file, body).unwrap();
+    // Built here, not left from an earlier run on this engine.
+    for t in tasks {
+        let _ = Command::new("docker")
+            .args(["rmi", "-f", t["image_name"].as_str().unwrap()])
+            .output();
+    }
     let o = bin()
         .args(["image", "tasks", "--json"])
         .arg(&file)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = stdout_lines(&o);
     let summary = lines.last().unwrap();
     assert_eq!(summary["built"], tasks.len(), "{lines:?}");
     assert_eq!(summary["failed"], 0, "{lines:?}");
@@ -126,10 +129,9 @@ fn task_images_from_records_pass_the_audit(dir: &Path, tasks: &[serde_json::Valu
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let audited: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .filter(|v: &serde_json::Value| v.get("instance_id").is_some())
+    let audited: Vec<serde_json::Value> = stdout_lines(&o)
+        .into_iter()
+        .filter(|v| v.get("instance_id").is_some())
         .collect();
     assert_eq!(audited.len(), tasks.len(), "{}", text(&o));
     for a in &audited {

@@ -120,6 +120,14 @@ def warm(extra):
     return count, unsafe
 
 
+def flush_std():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
 def child(req, before):
     before_top = {n.split(".")[0] for n in before}
     os.setpgid(0, 0)
@@ -185,11 +193,7 @@ def child(req, before):
         atexit._run_exitfuncs()
     except BaseException:
         pass
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:
-            pass
+    flush_std()
     if req.get("imports"):
         try:
             names = sorted(
@@ -262,11 +266,8 @@ def main():
         req, buf = read_line(buf)
         if req is None:
             return
-        for s in (sys.stdout, sys.stderr):
-            try:
-                s.flush()
-            except Exception:
-                pass
+        # Nothing buffered may be written twice, by the parent and by a child.
+        flush_std()
         started = time.monotonic()
         pid = os.fork()
         if pid == 0:

@@ -63,6 +63,15 @@ pub fn jsonl(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The JSON lines a command printed on stdout (`image tasks --json`, `audit --json`).
+pub fn stdout_lines(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}\n{}", text(out))))
+        .collect()
+}
+
 /// The `--json` summary printed by `run`.
 pub fn summary(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", text(out)))
