@@ -47,9 +47,10 @@ def reap(spare=()):
             pass
 
 
-# The resident pytest runner (src/runner/resident.py): started on demand, kept across
-# requests, replaced when asked for another list of modules to pre-import.
-RESIDENT = {"proc": None, "warm": None, "greeting": None, "buf": b""}
+# The resident runner (src/runner/resident.py for pytest, Resident.java for the JVM): started
+# on demand, kept across requests, replaced when asked for another program (command and first
+# line) or when it said it exits.
+RESIDENT = {"proc": None, "key": None, "greeting": None, "buf": b""}
 
 
 def resident_stop():
@@ -60,7 +61,7 @@ def resident_stop():
             p.wait()
         except OSError:
             pass
-    RESIDENT.update(proc=None, warm=None, greeting=None, buf=b"")
+    RESIDENT.update(proc=None, key=None, greeting=None, buf=b"")
 
 
 def resident_line(deadline):
@@ -79,15 +80,22 @@ def resident_line(deadline):
 
 
 def resident_start(spec):
-    if RESIDENT["proc"] is not None and RESIDENT["warm"] == spec["warm"] \
+    key = (spec["argv"], spec["start"])
+    if RESIDENT["proc"] is not None and RESIDENT["key"] == key \
             and RESIDENT["proc"].poll() is None:
         return RESIDENT["greeting"]
     resident_stop()
-    p = subprocess.Popen(["python", "-c", spec["program"]], cwd=ROOT, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    RESIDENT.update(proc=p, warm=spec["warm"])
-    p.stdin.write(json.dumps({"warm": spec["warm"]}).encode() + b"\n")
-    p.stdin.flush()
+    try:
+        p = subprocess.Popen(spec["argv"], cwd=ROOT, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError as e:
+        return {"unsafe": "the resident runner did not start: %s" % e}
+    RESIDENT.update(proc=p, key=key)
+    try:
+        p.stdin.write(json.dumps(spec["start"]).encode() + b"\n")
+        p.stdin.flush()
+    except OSError:
+        pass
     hello = resident_line(time.monotonic() + 120)
     if hello is None:
         resident_stop()
@@ -166,11 +174,16 @@ def run(req, data):
             answer = resident_line(started + req["timeout"] + 5)
         except OSError:
             pass
-        if answer is None:
+        lost = answer is None
+        if lost:
             # Hung or killed (by a test): it goes; the next request starts another.
             resident_stop()
             reap()
-            answer = {"rc": None, "signal": signal.SIGKILL, "timed_out": False}
+            answer = {"rc": None, "signal": signal.SIGKILL,
+                      "timed_out": time.monotonic() - started >= req["timeout"]}
+        elif answer.get("exiting"):
+            resident_stop()
+            reap()
         else:
             reap(spare=(pid,))
         elapsed = answer.get("elapsed", time.monotonic() - started)
@@ -180,7 +193,9 @@ def run(req, data):
             rc = answer["rc"]
         else:
             rc = -(answer.get("signal") or signal.SIGKILL)
-        return finish(req, rc, elapsed, before)
+        reply, payload = finish(req, rc, elapsed, before)
+        reply["lost"] = lost
+        return reply, payload
     argv = ["timeout", "-s", "KILL", "%.3f" % req["timeout"], "bash", "-c", req["script"], "bash"]
     with open(STDOUT, "wb") as fo, open(STDERR, "wb") as fe:
         p = subprocess.Popen(argv + req.get("args", []), cwd=ROOT, stdout=fo, stderr=fe,

@@ -282,7 +282,6 @@ fn python_runner(cfg: &RunConfig, repo: &Repo) -> Pytest {
 
 /// The test runner for a repository, and the test command a task record names.
 fn make_runner(cfg: &RunConfig, repo: &Repo, sandbox: &str) -> (Box<dyn TestRunner>, String) {
-    let log_dir = Some(cfg.out.join("logs").join(&repo.name));
     match repo.profile.language {
         Language::Python => {
             let p = python_runner(cfg, repo);
@@ -290,22 +289,28 @@ fn make_runner(cfg: &RunConfig, repo: &Repo, sandbox: &str) -> (Box<dyn TestRunn
             (Box::new(p), command)
         }
         Language::Java => {
-            let mut m = Maven::new();
-            if sandbox == "docker" {
-                // The image carries the compiled coverage helpers, the offline settings and
-                // the clean build of the commit (outside /testbed, which resets leave alone).
-                m.helpers = Some(image::JAVA_HELPERS_DIR.to_string());
-                m.settings = Some(image::JAVA_MAVEN_SETTINGS.to_string());
-                m.build_cache = Some(image::JAVA_BUILD_CACHE.to_string());
-            } else {
-                // Outside the worker's scratch directory, which is emptied between candidates.
-                m.build_cache = Some(cfg.cache.join("java-builds").display().to_string());
-            }
-            m.log_dir = log_dir;
+            let m = java_runner(cfg, repo, sandbox);
             let command = format!("{} -o -B test", m.mvn);
             (Box::new(m), command)
         }
     }
+}
+
+/// The Maven runner for a Java repository.
+fn java_runner(cfg: &RunConfig, repo: &Repo, sandbox: &str) -> Maven {
+    let mut m = Maven::new();
+    if sandbox == "docker" {
+        // The image carries the compiled coverage helpers, the offline settings and the clean
+        // build of the commit (outside /testbed, which resets leave alone).
+        m.helpers = Some(image::JAVA_HELPERS_DIR.to_string());
+        m.settings = Some(image::JAVA_MAVEN_SETTINGS.to_string());
+        m.build_cache = Some(image::JAVA_BUILD_CACHE.to_string());
+    } else {
+        // Outside the worker's scratch directory, which is emptied between candidates.
+        m.build_cache = Some(cfg.cache.join("java-builds").display().to_string());
+    }
+    m.log_dir = Some(cfg.out.join("logs").join(&repo.name));
+    m
 }
 
 /// The mutators for a language: from `--mutators DIR` or the embedded rules.
@@ -426,27 +431,40 @@ fn run_seed(
 
     // The resident runner, where it gives the fresh baseline's per-test outcomes.
     let t = Instant::now();
-    let resident: Option<Box<dyn TestRunner>> = match (cfg.runner, repo.profile.language) {
-        (RunnerMode::Resident, Language::Python) => {
+    let qualify =
+        |q: &dyn Fn(&mut dyn crate::sandbox::Worker) -> Result<Box<dyn TestRunner>, String>| {
             let pb = spinner(cfg.progress, format!("{}: resident runner", seed.name));
-            let qualified = env.worker(0).map_err(|e| e.to_string()).and_then(|mut w| {
-                python_runner(cfg, &repo).qualify_resident(w.as_mut(), &baseline)
-            });
+            let qualified = env
+                .worker(0)
+                .map_err(|e| e.to_string())
+                .and_then(|mut w| q(w.as_mut()));
             pb.finish_and_clear();
-            match qualified {
-                Ok(p) => {
-                    tracing::info!(seed = %seed.name, warm = p.resident.as_ref().map_or(0, Vec::len), cpu_offset_s = p.resident_cpu_offset, "resident runner");
-                    s.runner = "resident".into();
-                    Some(Box::new(p))
-                }
-                Err(why) => {
-                    tracing::warn!(seed = %seed.name, "resident runner not used, fresh processes instead: {why}");
-                    s.runner_fallback = Some(why);
-                    None
-                }
-            }
+            qualified
+        };
+    let qualified = match (cfg.runner, repo.profile.language) {
+        (RunnerMode::Resident, Language::Python) => Some(qualify(&|w| {
+            let p = python_runner(cfg, &repo).qualify_resident(w, &baseline)?;
+            tracing::info!(seed = %seed.name, warm = p.resident.as_ref().map_or(0, Vec::len), cpu_offset_s = p.resident_cpu_offset, "resident runner");
+            Ok(Box::new(p))
+        })),
+        (RunnerMode::Resident, Language::Java) => Some(qualify(&|w| {
+            let m = java_runner(cfg, &repo, sandbox.kind()).qualify_resident(w, &baseline)?;
+            tracing::info!(seed = %seed.name, cpu_offset_s = m.resident_cpu_offset, "resident JVM");
+            Ok(Box::new(m))
+        })),
+        (RunnerMode::Fresh, _) => None,
+    };
+    let resident: Option<Box<dyn TestRunner>> = match qualified {
+        Some(Ok(r)) => {
+            s.runner = "resident".into();
+            Some(r)
         }
-        _ => None,
+        Some(Err(why)) => {
+            tracing::warn!(seed = %seed.name, "resident runner not used, fresh processes instead: {why}");
+            s.runner_fallback = Some(why);
+            None
+        }
+        None => None,
     };
     store.add_stage_time(&seed.name, "resident", t.elapsed().as_secs_f64())?;
     let runner = resident.as_deref().unwrap_or(runner);

@@ -5,24 +5,6 @@
 
 mod common;
 use common::*;
-use std::process::Command;
-
-fn maven_or_skip(test: &str) -> bool {
-    let ok = Command::new("mvn")
-        .arg("-v")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        // CI installs Maven (.ci/run) and sets SWE_FORGE_REQUIRE_JAVA=1; a developer
-        // machine without it skips.
-        assert!(
-            std::env::var("SWE_FORGE_REQUIRE_JAVA").as_deref() != Ok("1"),
-            "{test}: mvn is not installed and SWE_FORGE_REQUIRE_JAVA=1"
-        );
-        eprintln!("skipping {test}: mvn is not installed");
-    }
-    ok
-}
 
 /// Main sources that do not compile: the seed is rejected at baseline, naming the file.
 #[test]

@@ -6,6 +6,8 @@
 //! code, check 3 run 3× for real) decide every candidate the same way, with the same
 //! FAIL_TO_PASS and PASS_TO_PASS.
 //!
+//! The same holds for the Java demo seed with the resident JVM against fresh JVMs.
+//!
 //! And a seed the resident runner cannot stand in for (`tests/fixtures/lazy_imports`) falls
 //! back to fresh processes, says why, and is verified all the same.
 
@@ -16,17 +18,16 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 fn demo_run(out_dir: &Path, extra: &[&str]) -> Value {
+    seed_run("pyshelf", 14, out_dir, extra)
+}
+
+fn seed_run(seed: &str, candidates: usize, out_dir: &Path, extra: &[&str]) -> Value {
     let out = bin()
+        .args(["run", "--sandbox", "local", "--json", "--only", seed])
         .args([
-            "run",
-            "--sandbox",
-            "local",
-            "--json",
-            "--only",
-            "pyshelf",
             "--no-synthesis",
             "--max-candidates",
-            "14",
+            &candidates.to_string(),
         ])
         .args(extra)
         .arg("--out")
@@ -132,6 +133,31 @@ fn the_shortcuts_of_verification_give_the_same_tasks() {
             assert!(l.contains(&format!("fixed#{i}")), "{l:?}");
         }
     }
+}
+
+/// The Java demo seed through the resident JVM decides every candidate as fresh JVMs with the
+/// full protocol do (the sample holds an endless loop, ended by the CPU limit in both).
+#[test]
+fn the_resident_jvm_gives_the_same_java_tasks() {
+    if !maven_or_skip("the_resident_jvm_gives_the_same_java_tasks") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fast = dir.path().join("fast");
+    let full = dir.path().join("full");
+    let a = seed_run("javashelf", 12, &fast, &[]);
+    let b = seed_run(
+        "javashelf",
+        12,
+        &full,
+        &["--runner", "fresh", "--recheck-identical", "--full-repeats"],
+    );
+    assert_eq!(seed_summary(&a, "javashelf")["runner"], "resident", "{a}");
+    assert_eq!(seed_summary(&b, "javashelf")["runner"], "fresh", "{b}");
+    let (a, b) = (decisions(&fast), decisions(&full));
+    assert_eq!(a.len(), 12);
+    assert_eq!(a, b);
+    assert!(a.values().any(|(v, _, _)| v == "accepted"), "{a:?}");
 }
 
 #[test]

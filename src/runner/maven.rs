@@ -31,6 +31,7 @@
 //! vintage engine) calls the listener; a plain JUnit 4 project gets a [`RunnerError::Coverage`].
 
 pub mod fast;
+pub mod resident;
 
 use super::surefire;
 use super::{
@@ -105,6 +106,13 @@ pub struct Maven {
     pub build_cache: Option<String>,
     /// Wall-clock limit of the fast path's setup (the once-per-commit Maven build included).
     pub build_timeout: Duration,
+    /// Run fast-path runs through the worker's resident JVM (set by
+    /// [`Maven::qualify_resident`]; see [`resident`]); false: a fresh JVM per run.
+    pub resident: bool,
+    /// CPU seconds a fresh JVM spends that a resident run does not (the JVM's start and the
+    /// launcher's warm-up), measured when the seed qualified: taken off each resident run's
+    /// CPU limit, so a run near its limit ends the same way in both.
+    pub resident_cpu_offset: f64,
 }
 
 impl Default for Maven {
@@ -120,6 +128,8 @@ impl Default for Maven {
             fast: true,
             build_cache: None,
             build_timeout: Duration::from_secs(900),
+            resident: false,
+            resident_cpu_offset: 0.0,
         }
     }
 }
@@ -559,10 +569,22 @@ impl TestRunner for Maven {
         worker.clear_scratch()?;
         let scratch = worker.scratch().to_string();
         let (script, fast) = match self.fast_setup(worker, &scratch)? {
-            Some((build, main, test)) => (
-                self.fast_script(&scratch, &build, &main, &test, tests),
-                true,
-            ),
+            Some((build, main, test)) => {
+                if self.resident {
+                    let paths = (build.as_str(), main.as_slice(), test.as_slice());
+                    let cpu_offset = self.resident_cpu_offset;
+                    if let Some(run) =
+                        self.run_resident(worker, label, tests, budget, paths, cpu_offset)?
+                    {
+                        return Ok(run);
+                    }
+                    worker.clear_scratch()?;
+                }
+                (
+                    self.fast_script(&scratch, &build, &main, &test, tests),
+                    true,
+                )
+            }
             None => (self.script(&scratch, tests), false),
         };
         let out = worker.exec(&wrap(&scratch, &script, budget), budget.wall)?;

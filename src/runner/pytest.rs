@@ -87,17 +87,19 @@ impl Pytest {
             return Ok(None);
         };
         worker.clear_scratch()?;
+        let program = super::resident::pytest_program(warm);
         let request = crate::sandbox::ResidentRun {
             args: &args,
             cpu: budget.cpu.map(|c| {
                 let secs = (c.as_secs_f64() - self.resident_cpu_offset).max(1.0);
                 std::time::Duration::from_secs_f64(secs)
             }),
-            warm,
+            program: &program,
             imports,
         };
         match worker.resident_run(&request, budget.wall)? {
-            crate::sandbox::ResidentExec::Ran(out) => {
+            // A lost resident is a run that a test ended (the child is what runs the tests).
+            crate::sandbox::ResidentExec::Ran(out) | crate::sandbox::ResidentExec::Lost(out) => {
                 self.finish(worker, label, tests, budget, out).map(Some)
             }
             crate::sandbox::ResidentExec::Unsafe(why) => {
@@ -183,10 +185,11 @@ impl Pytest {
     }
 
     fn why_no_resident(&self, worker: &mut dyn Worker, warm: &[String]) -> String {
+        let program = super::resident::pytest_program(warm);
         let probe = crate::sandbox::ResidentRun {
             args: &[],
             cpu: None,
-            warm,
+            program: &program,
             imports: false,
         };
         match worker.resident_run(&probe, std::time::Duration::from_secs(1)) {

@@ -72,6 +72,19 @@ pub struct Reply {
     #[serde(default)]
     pub timed_out: bool,
     pub elapsed: f64,
+    /// The resident exits after this answer (the run left something it cannot undo): the
+    /// next run starts a new one.
+    #[serde(default)]
+    pub exiting: bool,
+}
+
+/// The pytest resident pre-importing `warm` (see `resident.py`).
+pub fn pytest_program(warm: &[String]) -> crate::sandbox::ResidentProgram {
+    crate::sandbox::ResidentProgram {
+        argv: vec!["python".into(), "-c".into(), PROGRAM.into()],
+        start: serde_json::json!({ "warm": warm }),
+        contained: false,
+    }
 }
 
 impl Reply {

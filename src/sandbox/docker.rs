@@ -470,6 +470,7 @@ impl Environment for DockerEnv {
             scratch_files: Some(HashMap::new()),
             replacements: 0,
             resident_unsafe: None,
+            resident_lost: false,
         };
         worker.start_agent()?;
         Ok(Box::new(worker))
@@ -637,6 +638,8 @@ struct DockerWorker {
     replacements: u32,
     /// Set by a resident request the agent refused (forking the resident is not safe).
     resident_unsafe: Option<String>,
+    /// Set by a resident request whose resident died or hung without answering.
+    resident_lost: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -711,6 +714,9 @@ struct Reply {
     /// The resident runner started but forking it is not safe: why (nothing ran).
     #[serde(default, rename = "unsafe")]
     unsafe_reason: Option<String>,
+    /// The resident runner died or hung without answering.
+    #[serde(default)]
+    lost: bool,
 }
 
 /// A reply with its payload split up.
@@ -1052,6 +1058,7 @@ impl DockerWorker {
         self.pending_clear = false;
         self.pending_reset = false;
         self.scratch_files = Some(a.files);
+        self.resident_lost = a.reply.lost;
         if let Some(why) = a.reply.unsafe_reason {
             self.resident_unsafe = Some(why);
             return Ok(Some(ExecOutput {
@@ -1161,11 +1168,13 @@ impl Worker for DockerWorker {
                 .then(|| format!("{SCRATCH}/{}", super::RESIDENT_IMPORTS)),
         };
         let payload = serde_json::json!({
-            "program": crate::runner::resident::PROGRAM,
-            "warm": run.warm,
+            "argv": run.program.argv,
+            "start": run.program.start,
+            "contained": run.program.contained,
             "run": request,
         });
         self.resident_unsafe = None;
+        self.resident_lost = false;
         let out = match self.exec_once("", timeout, Some(&payload))? {
             Some(out) => out,
             None => {
@@ -1179,6 +1188,7 @@ impl Worker for DockerWorker {
         };
         Ok(match self.resident_unsafe.take() {
             Some(why) => super::ResidentExec::Unsafe(why),
+            None if std::mem::take(&mut self.resident_lost) => super::ResidentExec::Lost(out),
             None => super::ResidentExec::Ran(out),
         })
     }

@@ -281,27 +281,93 @@ impl LocalWorker {
             .env("SWE_FORGE_SCRATCH", &self.scratch);
     }
 
-    /// The resident runner for `warm`: the running one, or a new one (its own process group,
-    /// outside the worker's cgroup, which only its children join).
-    fn resident_for(&mut self, warm: &[String]) -> Result<&mut Resident, SandboxError> {
-        if self.resident.as_ref().is_some_and(|r| r.warm != warm) {
+    /// Apply the commands' limits to `cmd`: address space, processes, no core dumps, and the
+    /// worker's pids cgroup.
+    fn limit(&self, cmd: &mut Command) {
+        let memory = self.limits.memory_bytes;
+        let pids = self.limits.pids;
+        let procs_file = self
+            .cgroup
+            .as_ref()
+            .and_then(|c| CString::new(c.procs_file().as_os_str().as_encoded_bytes()).ok());
+        // SAFETY: the closure only calls async-signal-safe functions (setrlimit, open, write,
+        // close, getpid) and formats into a stack buffer; it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                let as_limit = libc::rlimit {
+                    rlim_cur: memory,
+                    rlim_max: memory,
+                };
+                libc::setrlimit(libc::RLIMIT_AS, &as_limit);
+                let nproc = libc::rlimit {
+                    rlim_cur: pids,
+                    rlim_max: pids,
+                };
+                libc::setrlimit(libc::RLIMIT_NPROC, &nproc);
+                let core = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                libc::setrlimit(libc::RLIMIT_CORE, &core);
+                if let Some(path) = &procs_file {
+                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
+                    if fd >= 0 {
+                        let mut buf = [0u8; 24];
+                        let mut n = libc::getpid() as u64;
+                        let mut i = buf.len();
+                        loop {
+                            i -= 1;
+                            buf[i] = b'0' + (n % 10) as u8;
+                            n /= 10;
+                            if n == 0 {
+                                break;
+                            }
+                        }
+                        libc::write(fd, buf[i..].as_ptr().cast(), buf.len() - i);
+                        libc::close(fd);
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+
+    /// The resident runner for `program`: the running one, or a new one in its own process
+    /// group. A resident that is not `contained` stays outside the worker's cgroup, which only
+    /// its children join; a contained one runs under the commands' limits, in the cgroup.
+    fn resident_for(
+        &mut self,
+        program: &super::ResidentProgram,
+    ) -> Result<&mut Resident, SandboxError> {
+        if self
+            .resident
+            .as_mut()
+            .is_some_and(|r| r.program != *program || !matches!(r.child.try_wait(), Ok(None)))
+        {
             self.resident = None;
         }
         if self.resident.is_none() {
+            let (name, rest) = program
+                .argv
+                .split_first()
+                .ok_or_else(|| SandboxError::Other("a resident runner with no command".into()))?;
+            tracing::debug!(worktree = %self.root.display(), command = %name, "starting a resident runner");
             let log = fs::File::create(self.base.join("resident.log"))?;
-            let mut cmd = Command::new(self.venv.join("bin/python"));
-            cmd.arg("-c").arg(crate::runner::resident::PROGRAM);
+            let mut cmd = Command::new(find_on_path(name, &venv_path(&self.venv)));
+            cmd.args(rest);
             self.environment(&mut cmd);
             cmd.stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(log)
                 .process_group(0);
+            if program.contained {
+                self.limit(&mut cmd);
+            }
             let mut child = cmd.spawn()?;
             let mut stdin = child.stdin.take().expect("piped");
             {
                 use std::io::Write;
-                let mut start = serde_json::to_vec(&serde_json::json!({ "warm": warm }))
-                    .expect("a list of strings encodes");
+                let mut start = serde_json::to_vec(&program.start).expect("a JSON value encodes");
                 start.push(b'\n');
                 stdin.write_all(&start)?;
                 stdin.flush()?;
@@ -312,7 +378,7 @@ impl LocalWorker {
                 stdin,
                 stdout,
                 buf: Vec::new(),
-                warm: warm.to_vec(),
+                program: program.clone(),
                 unsafe_reason: None,
             };
             let greeting = r
@@ -370,52 +436,7 @@ impl Worker for LocalWorker {
             .stdout(stdout)
             .stderr(stderr)
             .process_group(0);
-        let memory = self.limits.memory_bytes;
-        let pids = self.limits.pids;
-        let procs_file = self
-            .cgroup
-            .as_ref()
-            .and_then(|c| CString::new(c.procs_file().as_os_str().as_encoded_bytes()).ok());
-        // SAFETY: the closure only calls async-signal-safe functions (setrlimit, open, write,
-        // close, getpid) and formats into a stack buffer; it allocates nothing.
-        unsafe {
-            cmd.pre_exec(move || {
-                let as_limit = libc::rlimit {
-                    rlim_cur: memory,
-                    rlim_max: memory,
-                };
-                libc::setrlimit(libc::RLIMIT_AS, &as_limit);
-                let nproc = libc::rlimit {
-                    rlim_cur: pids,
-                    rlim_max: pids,
-                };
-                libc::setrlimit(libc::RLIMIT_NPROC, &nproc);
-                let core = libc::rlimit {
-                    rlim_cur: 0,
-                    rlim_max: 0,
-                };
-                libc::setrlimit(libc::RLIMIT_CORE, &core);
-                if let Some(path) = &procs_file {
-                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
-                    if fd >= 0 {
-                        let mut buf = [0u8; 24];
-                        let mut n = libc::getpid() as u64;
-                        let mut i = buf.len();
-                        loop {
-                            i -= 1;
-                            buf[i] = b'0' + (n % 10) as u8;
-                            n /= 10;
-                            if n == 0 {
-                                break;
-                            }
-                        }
-                        libc::write(fd, buf[i..].as_ptr().cast(), buf.len() - i);
-                        libc::close(fd);
-                    }
-                }
-                Ok(())
-            });
-        }
+        self.limit(&mut cmd);
         let started = Instant::now();
         let mut child = cmd.spawn()?;
         let pgid = child.id() as i32;
@@ -432,10 +453,14 @@ impl Worker for LocalWorker {
             std::thread::sleep(Duration::from_millis(5));
         };
         let duration = started.elapsed();
-        // Whatever the script left behind (daemons, forked children) goes too.
+        // Whatever the script left behind (daemons, forked children) goes too; a contained
+        // resident runner, in the same cgroup, is spared.
         kill_group(pgid);
         if let Some(cg) = &self.cgroup {
-            cg.kill_all();
+            match self.resident.as_ref().filter(|r| r.program.contained) {
+                Some(r) => cg.kill_all_except(r.child.id() as i32),
+                None => cg.kill_all(),
+            }
         }
         let (end, exit_code, signal) = if timed_out {
             (RunEnd::TimedOut, None, Some(libc::SIGKILL))
@@ -514,19 +539,34 @@ impl Worker for LocalWorker {
             .map_err(|e| SandboxError::Other(format!("encoding a resident request: {e}")))?;
         line.push(b'\n');
         let started = Instant::now();
-        let resident = self.resident_for(run.warm)?;
+        let resident = match self.resident_for(run.program) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::debug!(worktree = %self.root.display(), "no resident runner: {e}");
+                self.resident = None;
+                return Ok(super::ResidentExec::Unsafe(format!(
+                    "the resident runner did not start: {e}"
+                )));
+            }
+        };
         if let Some(why) = &resident.unsafe_reason {
             return Ok(super::ResidentExec::Unsafe(why.clone()));
         }
+        let pid = resident.child.id() as i32;
         let answer = resident
             .stdin
             .write_all(&line)
             .and_then(|_| resident.stdin.flush())
             .map_err(|e| e.to_string())
             .and_then(|_| resident.read_line(started + timeout + RESIDENT_GRACE));
-        // Whatever the child left in the worker's cgroup goes too.
+        // Whatever the run left in the worker's cgroup goes too (a contained resident is
+        // spared).
         if let Some(cg) = &self.cgroup {
-            cg.kill_all();
+            if run.program.contained {
+                cg.kill_all_except(pid);
+            } else {
+                cg.kill_all();
+            }
         }
         let reply: crate::runner::resident::Reply = match answer
             .and_then(|l| serde_json::from_slice(&l).map_err(|e| e.to_string()))
@@ -538,7 +578,7 @@ impl Worker for LocalWorker {
                 tracing::debug!(worktree = %self.root.display(), "resident runner lost: {e}");
                 self.resident = None;
                 let timed_out = started.elapsed() >= timeout;
-                return Ok(super::ResidentExec::Ran(ExecOutput {
+                return Ok(super::ResidentExec::Lost(ExecOutput {
                     end: if timed_out {
                         RunEnd::TimedOut
                     } else {
@@ -553,6 +593,10 @@ impl Worker for LocalWorker {
                 }));
             }
         };
+        if reply.exiting {
+            tracing::debug!(worktree = %self.root.display(), "the resident runner exits after this run");
+            self.resident = None;
+        }
         Ok(super::ResidentExec::Ran(reply.into_exec(
             fs::read(&out_path).unwrap_or_default(),
             fs::read(&err_path).unwrap_or_default(),
@@ -596,7 +640,7 @@ struct Resident {
     stdin: std::process::ChildStdin,
     stdout: std::process::ChildStdout,
     buf: Vec<u8>,
-    warm: Vec<String>,
+    program: super::ResidentProgram,
     unsafe_reason: Option<String>,
 }
 
@@ -661,6 +705,20 @@ impl Drop for LocalWorker {
     }
 }
 
+/// `name` as found on `path` (colon-separated); `name` itself when it holds a slash or is not
+/// found.
+fn find_on_path(name: &str, path: &str) -> PathBuf {
+    if !name.contains('/') {
+        for dir in path.split(':').filter(|d| !d.is_empty()) {
+            let candidate = Path::new(dir).join(name);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    PathBuf::from(name)
+}
+
 fn kill_group(pgid: i32) {
     // SAFETY: sending a signal to a process group we created; a stale group just fails.
     unsafe {
@@ -703,6 +761,28 @@ impl PidsCgroup {
 
     fn procs_file(&self) -> PathBuf {
         self.dir.join("cgroup.procs")
+    }
+
+    /// Kill every process of the cgroup but `spare`.
+    fn kill_all_except(&self, spare: i32) {
+        for _ in 0..200 {
+            let procs = fs::read_to_string(self.procs_file()).unwrap_or_default();
+            let pids: Vec<i32> = procs
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .filter(|p| *p != spare)
+                .collect();
+            if pids.is_empty() {
+                return;
+            }
+            for pid in pids {
+                // SAFETY: signalling processes that live in our own cgroup.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     fn kill_all(&self) {

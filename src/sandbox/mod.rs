@@ -62,18 +62,35 @@ pub struct ExecOutput {
     pub oom_kills: u64,
 }
 
-/// One test process to run through a worker's resident runner (`src/runner/resident.py`): a
-/// long-lived interpreter that has pre-imported pytest, its plugins and `warm`, and forks a
-/// child per run with the run's limits.
+/// A resident runner program: a long-lived process per worker that runs test requests (the
+/// pytest one, `src/runner/resident.py`, forks a child per run; the JVM one,
+/// `dockerfiles/java/Resident.java`, runs them in-process). The sandboxes start it without
+/// knowing what it is: the command, then its first input line; it greets with a JSON line
+/// ([`crate::runner::resident::Greeting`]) and answers each request line with one
+/// ([`crate::runner::resident::Reply`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResidentProgram {
+    /// The command, started at the repository root with the commands' environment (`argv[0]`
+    /// is looked up on the commands' `PATH`).
+    pub argv: Vec<String>,
+    /// Its first input line (a JSON object). A resident started with another `argv` or
+    /// `start` is replaced.
+    pub start: serde_json::Value,
+    /// The program runs the tests in its own process (no child per run): it runs under the
+    /// commands' limits and process containment itself, and after each run every other
+    /// process of the worker is killed. Otherwise only its children do, and it is spared.
+    pub contained: bool,
+}
+
+/// One test process to run through a worker's resident runner.
 #[derive(Clone, Debug)]
 pub struct ResidentRun<'a> {
-    /// pytest's arguments (what follows `python -m pytest`).
+    /// The request's arguments (for pytest's resident, what follows `python -m pytest`).
     pub args: &'a [String],
-    /// The CPU-time limit of the child.
+    /// The CPU-time limit of the run.
     pub cpu: Option<Duration>,
-    /// Module names the resident pre-imports (a resident started with another list is
-    /// replaced).
-    pub warm: &'a [String],
+    /// The resident to run it in (started, or replaced, on demand).
+    pub program: &'a ResidentProgram,
     /// Write the modules the child imported from outside the repository to
     /// [`RESIDENT_IMPORTS`] in the scratch directory.
     pub imports: bool,
@@ -87,6 +104,9 @@ pub const RESIDENT_IMPORTS: &str = "resident-imports.txt";
 pub enum ResidentExec {
     /// The run's outcome, as `exec` would give it (the CPU time in the scratch's `times.txt`).
     Ran(ExecOutput),
+    /// The resident died or hung without answering (a test ended it, or the OOM killer): the
+    /// run's end as far as it can be told; the next run starts a new resident.
+    Lost(ExecOutput),
     /// The resident started but forking it is not safe (a pre-imported module started a
     /// thread…): nothing ran.
     Unsafe(String),
@@ -136,8 +156,8 @@ pub trait Worker: Send {
     /// Empty the scratch directory.
     fn clear_scratch(&mut self) -> Result<(), SandboxError>;
     /// Run one test process through this worker's resident runner (started, or replaced when
-    /// its `warm` list differs, on demand), with the same limits and environment as `exec` and
-    /// the wall-clock `timeout`; whatever the child leaves is killed after it.
+    /// its program differs, on demand), with the same limits and environment as `exec` and
+    /// the wall-clock `timeout`; whatever the run leaves is killed after it.
     fn resident_run(
         &mut self,
         _run: &ResidentRun<'_>,

@@ -283,3 +283,20 @@ pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
         stderr: err_t.join().unwrap(),
     }
 }
+
+/// Whether the host has Maven (the local sandbox's Java tests need it); CI installs it
+/// (`.ci/run`) and sets `SWE_FORGE_REQUIRE_JAVA=1`, which makes its absence a failure.
+pub fn maven_or_skip(test: &str) -> bool {
+    let ok = Command::new("mvn")
+        .arg("-v")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("SWE_FORGE_REQUIRE_JAVA").as_deref() != Ok("1"),
+            "{test}: mvn is not installed and SWE_FORGE_REQUIRE_JAVA=1"
+        );
+        eprintln!("skipping {test}: mvn is not installed");
+    }
+    ok
+}

@@ -4,10 +4,12 @@
 //! Three pieces, each a shell script that [`super::Maven`] runs on the worker:
 //!
 //! 1. [`setup_script`] (no CPU limit, run before each test run): under `flock`, builds the
-//!    worktree's `HEAD` once — `git archive HEAD` into `<cache>/<path key>-<commit>/src`, then
+//!    worktree's `HEAD` once — `git archive HEAD` into `<cache>/<commit>/src`, then
 //!    `mvn -o -X test-compile` there — and records the compiler's options and the main and
-//!    test classpaths from Maven's debug log (`Command line options:`). The entry lives outside
-//!    the worktree, so resets do not remove it. Then it lists the worktree's changes against
+//!    test classpaths from Maven's debug log (`Command line options:`); it also compiles the
+//!    method filter and the resident JVM ([`super::resident`]) into the entry. The entry lives
+//!    outside the worktree, so resets do not remove it, and every worktree of the commit
+//!    shares it. Then it lists the worktree's changes against
 //!    `HEAD` and writes [`SETUP_FILE`]: `ok`, the entry, the changed main and test sources; or
 //!    `fallback <reason>` when the fast path cannot reproduce Maven (the commit does not build,
 //!    a multi-module POM, Surefire configured in the POM, a changed resource or POM, a deleted
@@ -138,9 +140,8 @@ pub fn setup_script(
          command -v javac >/dev/null 2>&1 || fallback 'javac is not installed'\n\
          [ -f {console_q} ] || fallback 'no JUnit console launcher at '{console_q}\n\
          commit=$(git rev-parse --verify -q HEAD) || fallback 'not a git checkout with a HEAD commit'\n\
-         key=$(printf '%s' \"$PWD\" | cksum | cut -d' ' -f1)\n\
          C={cache_q}\n\
-         B=\"$C/$key-$commit\"\n\
+         B=\"$C/$commit\"\n\
          mkdir -p \"$C\" || fallback \"cannot create the build cache $C\"\n\
          exec 9>\"$B.lock\" || fallback \"cannot open the lock $B.lock\"\n\
          flock 9 || fallback 'flock failed'\n\
@@ -175,6 +176,10 @@ pub fn setup_script(
          javac --release 11 -nowarn -d \"$B/filter\" -cp {filter_cp} \"$B/filter-src/MethodFilter.java\" >> \"$B/build.log\" 2>&1 || \
          {{ echo 'the method filter could not be compiled'; return; }}\n\
          echo sweforge.MethodFilter > \"$B/filter/META-INF/services/org.junit.platform.launcher.PostDiscoveryFilter\"\n\
+         mkdir -p \"$B/resident-src\"\n\
+         cat > \"$B/resident-src/Resident.java\" <<'SWE_FORGE_EOF'\n{resident}SWE_FORGE_EOF\n\
+         javac --release 11 -nowarn -d \"$B/resident\" -cp {console_q} \"$B/resident-src/Resident.java\" >> \"$B/build.log\" 2>&1 || \
+         {{ rm -rf \"$B/resident\"; echo 'swe-forge: the resident JVM could not be compiled' >> \"$B/build.log\"; }}\n\
          }}\n\
          why=$(build)\n\
          if [ -n \"$why\" ]; then printf '%s\\n' \"$why\" > \"$B/failed\"; else touch \"$B/ok\"; fi\n\
@@ -184,6 +189,7 @@ pub fn setup_script(
          {changes}",
         console_q = shell_quote(&format!("{lib}/{CONSOLE_LAUNCHER}")),
         filter = with_newline(METHOD_FILTER_JAVA),
+        resident = with_newline(super::resident::RESIDENT_JAVA),
         changes = changes_script(),
     )
 }
@@ -659,7 +665,7 @@ display-name: validatesIsbn10()
             "/s",
         );
         assert!(s.starts_with("export X=1\nOUT=/s/fast-setup.txt\n"), "{s}");
-        assert!(s.contains("C=/cache\nB=\"$C/$key-$commit\"\n"), "{s}");
+        assert!(s.contains("C=/cache\nB=\"$C/$commit\"\n"), "{s}");
         assert!(s.contains("exec 9>\"$B.lock\""));
         let lock = s.find("flock 9 ||").unwrap();
         let mvn = s
