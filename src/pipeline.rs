@@ -721,6 +721,7 @@ fn verify_all(
                                 &cand,
                                 &gold,
                                 &cfg.verify,
+                                objects.as_ref(),
                                 outcome,
                             );
                         }
@@ -808,6 +809,7 @@ fn synthesize(
     cand: &Candidate,
     gold: &str,
     verify_cfg: &VerifyConfig,
+    objects: Option<&git2::Repository>,
     mut outcome: Outcome,
 ) -> Outcome {
     let started = Instant::now();
@@ -883,6 +885,16 @@ fn synthesize(
     record.test_path = Some(test.path.clone());
     record.cases = test.cases.clone();
     outcome.synthesis = Some(record);
+    // Buggy + gold fix + the new tests byte-identical to the clean tree with the new tests
+    // (what check 1 runs)?
+    let commit = &ctx.repo.commit;
+    let fixed_is_check_1 = objects.and_then(|r| {
+        let with_tests = crate::start_state::tree_after(r, commit, &[&test.patch]).ok()?;
+        let fixed =
+            crate::start_state::tree_after(r, commit, &[&test.patch, &cand.bug_patch, gold])
+                .ok()?;
+        (fixed == with_tests).then(|| fixed.to_string())
+    });
     outcome.seconds += started.elapsed().as_secs_f64();
     verify::verify_synthesized(
         worker,
@@ -890,8 +902,8 @@ fn synthesize(
         ctx.baseline,
         cand,
         gold,
-        &test.patch,
-        &test.tests,
+        (&test.patch, &test.tests),
+        fixed_is_check_1.as_deref(),
         verify_cfg,
         outcome,
     )

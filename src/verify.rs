@@ -458,11 +458,17 @@ fn verify_inner(
     Ok(Verdict::Accepted)
 }
 
-/// Triple verification of a survivor with a synthesized test file (`test_patch` adds it;
-/// `new_tests` are its node ids): 1. clean code + tests: the new tests pass; 2. buggy code +
+/// Triple verification of a survivor with a synthesized test file (`tests.0` adds it;
+/// `tests.1` are its node ids): 1. clean code + tests: the new tests pass; 2. buggy code +
 /// tests, whole suite: every new test fails, every stable test passes; 3. buggy code, gold
 /// fix and tests: all pass. Each check repeated `cfg.repeats` times from a clean tree, and the
 /// repeats must agree. `outcome` keeps the screening runs; the new runs are appended.
+///
+/// Shortcuts, as for the repository's own tests (off with `cfg.full_repeats` and
+/// `cfg.recheck_identical`): `fixed_is_check_1` is the tree id of check 3's tree when it is
+/// byte-identical to check 1's (clean + tests); check 1 then runs the whole suite, and check 3
+/// reuses its runs ([`ReusedCheck`]). Check 2's repeats after the first run the new tests, the
+/// covering tests and what failed in the first (the other tests do not run the mutated lines).
 #[allow(clippy::too_many_arguments)]
 pub fn verify_synthesized(
     worker: &mut dyn Worker,
@@ -470,20 +476,21 @@ pub fn verify_synthesized(
     baseline: &Baseline,
     cand: &Candidate,
     gold_patch: &str,
-    test_patch: &str,
-    new_tests: &[String],
+    tests: (&str, &[String]),
+    fixed_is_check_1: Option<&str>,
     cfg: &VerifyConfig,
     mut outcome: Outcome,
 ) -> Outcome {
     let started = Instant::now();
+    let (test_patch, new_tests) = tests;
     outcome.verdict = match synthesized_inner(
         worker,
         runner,
         baseline,
         cand,
         gold_patch,
-        test_patch,
-        new_tests,
+        tests,
+        fixed_is_check_1.filter(|_| !cfg.recheck_identical),
         cfg,
         &mut outcome,
     ) {
@@ -498,6 +505,7 @@ pub fn verify_synthesized(
     } else {
         outcome.fail_to_pass.clear();
         outcome.pass_to_pass.clear();
+        outcome.reused.clear();
     }
     outcome.seconds += started.elapsed().as_secs_f64();
     outcome
@@ -510,8 +518,8 @@ fn synthesized_inner(
     baseline: &Baseline,
     cand: &Candidate,
     gold_patch: &str,
-    test_patch: &str,
-    new_tests: &[String],
+    (test_patch, new_tests): (&str, &[String]),
+    reuse_check_1: Option<&str>,
     cfg: &VerifyConfig,
     out: &mut Outcome,
 ) -> Result<Verdict, Failure> {
@@ -521,17 +529,31 @@ fn synthesized_inner(
         other => Failure::from(other),
     };
     let stable = &baseline.stable_pass;
-    // Check 1: the new tests pass on the clean code.
-    for i in 1..=cfg.repeats.max(1) {
+    let repeats = cfg.repeats.max(1);
+    // Check 1: the new tests pass on the clean code (with the whole suite when check 3 will
+    // stand on these runs: then every stable test must pass too).
+    let mut check_1 = Vec::new();
+    for i in 1..=repeats {
         worker.reset()?;
         worker.apply_patch(test_patch).map_err(synth_patch)?;
-        let run = runner.run(worker, &format!("synth-clean#{i}"), Some(new_tests), budget)?;
+        let requested = if reuse_check_1.is_some() {
+            None
+        } else {
+            Some(new_tests)
+        };
+        let label = format!("synth-clean#{i}");
+        let run = runner.run(worker, &label, requested, budget)?;
         let bad = abnormal(&run);
         let not_passing: Vec<&String> = new_tests
             .iter()
             .filter(|t| run.status(t) != TestStatus::Passed)
             .collect();
+        let stable_not_passing: Option<&String> = requested
+            .is_none()
+            .then(|| stable.iter().find(|t| run.status(t) != TestStatus::Passed))
+            .flatten();
         out.runs.push(run);
+        check_1.push(label);
         if let Some(v) = bad {
             return Ok(v);
         }
@@ -543,22 +565,45 @@ fn synthesized_inner(
                 ),
             ));
         }
+        if let Some(t) = stable_not_passing {
+            return Ok(Verdict::rejected(
+                Reason::SynthesisFailed,
+                format!("synth-clean#{i}: {t} does not pass with the synthesized tests added"),
+            ));
+        }
     }
     // Check 2: buggy code, whole suite: the new tests fail, the stable tests pass.
-    for i in 1..=cfg.repeats.max(1) {
+    let narrow = !cfg.full_repeats && baseline.coverage_unavailable.is_none();
+    let mut rerun: Option<Vec<String>> = None;
+    for i in 1..=repeats {
         worker.reset()?;
         worker.apply_patch(test_patch).map_err(synth_patch)?;
         worker.apply_patch(&cand.bug_patch)?;
-        let run = runner.run(worker, &format!("buggy#{i}"), None, budget)?;
+        let run = runner.run(worker, &format!("buggy#{i}"), rerun.as_deref(), budget)?;
         let bad = abnormal(&run);
         let passing_new: Vec<&String> = new_tests
             .iter()
             .filter(|t| !run.status(t).is_failure())
             .collect();
+        // The stable tests this run stands for (a narrowed repeat: those it ran).
         let failing_stable: Vec<&String> = stable
             .iter()
+            .filter(|t| rerun.as_ref().is_none_or(|ids| ids.contains(t)))
             .filter(|t| run.status(t) != TestStatus::Passed)
             .collect();
+        if i == 1 && narrow {
+            let mut ids: BTreeSet<String> = new_tests.iter().cloned().collect();
+            ids.extend(out.covering.iter().cloned());
+            ids.extend(
+                stable
+                    .iter()
+                    .filter(|t| run.status(t) != TestStatus::Passed)
+                    .cloned(),
+            );
+            if ids.len() < stable.len() + new_tests.len() {
+                rerun = Some(ids.into_iter().collect());
+            }
+        }
         out.runs.push(run);
         if let Some(v) = bad {
             return Ok(v);
@@ -582,8 +627,18 @@ fn synthesized_inner(
             ));
         }
     }
-    // Check 3: buggy + gold fix: everything passes.
-    for i in 1..=cfg.repeats.max(1) {
+    // Check 3: buggy + gold fix: everything passes. When that tree is check 1's, check 1's
+    // whole-suite runs are its evidence.
+    if let Some(tree) = reuse_check_1 {
+        out.reused.push(ReusedCheck {
+            check: "fixed".into(),
+            tree: tree.to_string(),
+            runs: check_1,
+        });
+        worker.reset()?;
+        return Ok(Verdict::Accepted);
+    }
+    for i in 1..=repeats {
         worker.reset()?;
         worker.apply_patch(test_patch).map_err(synth_patch)?;
         worker.apply_patch(&cand.bug_patch)?;

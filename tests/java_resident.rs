@@ -91,7 +91,7 @@ fn the_resident_jvm_gives_every_run_fresh_static_state() {
     let buggy = resident
         .run(worker.as_mut(), "buggy", Some(&selection), budget)
         .unwrap();
-    assert_eq!(buggy.status(&selection[0]), TestStatus::Failed, "{buggy:?}");
+    assert!(buggy.status(&selection[0]).is_failure(), "{buggy:?}");
     worker.reset().unwrap();
     let again = resident
         .run(worker.as_mut(), "clean", Some(&selection), budget)

@@ -6,7 +6,8 @@
 //! code, check 3 run 3× for real) decide every candidate the same way, with the same
 //! FAIL_TO_PASS and PASS_TO_PASS.
 //!
-//! The same holds for the Java demo seed with the resident JVM against fresh JVMs.
+//! The same holds for survivors that get a synthesized test, and for the Java demo seed with
+//! the resident JVM against fresh JVMs.
 //!
 //! And a seed the resident runner cannot stand in for (`tests/fixtures/lazy_imports`) falls
 //! back to fresh processes, says why, and is verified all the same.
@@ -132,6 +133,77 @@ fn the_shortcuts_of_verification_give_the_same_tasks() {
         for i in 1..=3 {
             assert!(l.contains(&format!("fixed#{i}")), "{l:?}");
         }
+    }
+}
+
+/// Survivors with synthesized tests: the shortcuts (check 1 over the whole suite standing in
+/// for check 3, whose tree is byte-identical; check 2's repeats narrowed) decide as the full
+/// protocol with fresh processes does.
+#[test]
+fn the_shortcuts_give_the_same_synthesized_tasks() {
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/pyshelf");
+    let out = bin()
+        .args(["mutate", seed.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let all = stdout_lines(&out);
+    let dir = tempfile::tempdir().unwrap();
+    let cands = dir.path().join("cands.jsonl");
+    std::fs::write(
+        &cands,
+        format!(
+            "{}\n{}\n",
+            pick_candidate(&all, "title_case", "len(words) - 0"),
+            pick_candidate(
+                &all,
+                "paginate",
+                "max((len(rows) + per_page - 1) // per_page, 1)"
+            )
+        ),
+    )
+    .unwrap();
+    let verify = |out_dir: &Path, extra: &[&str]| {
+        let out = bin()
+            .args(["verify", "--candidates"])
+            .arg(&cands)
+            .args(["--sandbox", "local", "--only", "pyshelf", "--json"])
+            .args(extra)
+            .arg("--out")
+            .arg(out_dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    };
+    let fast = dir.path().join("fast");
+    let full = dir.path().join("full");
+    verify(&fast, &[]);
+    verify(
+        &full,
+        &["--runner", "fresh", "--recheck-identical", "--full-repeats"],
+    );
+    let (a, b) = (decisions(&fast), decisions(&full));
+    assert_eq!(a.len(), 2);
+    assert_eq!(a, b);
+    let fast_tasks = jsonl(&fast.join("tasks.jsonl"));
+    assert_eq!(fast_tasks.len(), 1, "the survivor became a task");
+    let v = &fast_tasks[0]["metadata"]["verification"];
+    assert_eq!(
+        v["reused"],
+        serde_json::json!([{
+            "check": "fixed",
+            "tree": v["reused"][0]["tree"],
+            "runs": ["synth-clean#1", "synth-clean#2", "synth-clean#3"],
+        }]),
+        "{v}"
+    );
+    assert!(!labels(&fast_tasks[0])
+        .iter()
+        .any(|l| l.starts_with("fixed#")));
+    let full_tasks = jsonl(&full.join("tasks.jsonl"));
+    let l = labels(&full_tasks[0]);
+    for i in 1..=3 {
+        assert!(l.contains(&format!("fixed#{i}")), "{l:?}");
     }
 }
 

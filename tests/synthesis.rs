@@ -7,19 +7,6 @@ mod common;
 use common::*;
 use std::process::Command;
 
-fn pick(candidates: &[serde_json::Value], function: &str, added: &str) -> String {
-    candidates
-        .iter()
-        .find(|c| {
-            c["function"] == function
-                && c["bug_patch"]
-                    .as_str()
-                    .is_some_and(|p| p.lines().any(|l| l.starts_with('+') && l.contains(added)))
-        })
-        .unwrap_or_else(|| panic!("no candidate in {function} adding `{added}`"))
-        .to_string()
-}
-
 #[test]
 fn survivors_get_synthesized_tests_or_an_equivalence_verdict() {
     let seed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/pyshelf");
@@ -28,15 +15,12 @@ fn survivors_get_synthesized_tests_or_an_equivalence_verdict() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    let all: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let all = stdout_lines(&out);
     // `0 < i < len(words) - 1` → `- 0`: a small word at the end stays lower-case; the
     // repository's tests never end a title with one.
-    let survivor = pick(&all, "title_case", "len(words) - 0");
+    let survivor = pick_candidate(&all, "title_case", "len(words) - 0");
     // `max(1, n)` → `max(n, 1)`: the same value.
-    let equivalent = pick(
+    let equivalent = pick_candidate(
         &all,
         "paginate",
         "max((len(rows) + per_page - 1) // per_page, 1)",

@@ -300,3 +300,18 @@ pub fn maven_or_skip(test: &str) -> bool {
     }
     ok
 }
+
+/// The candidate (a JSON line of `swe-forge mutate --json`) in `function` whose bug patch adds a
+/// line containing `added`, as a JSON string.
+pub fn pick_candidate(candidates: &[serde_json::Value], function: &str, added: &str) -> String {
+    candidates
+        .iter()
+        .find(|c| {
+            c["function"] == function
+                && c["bug_patch"]
+                    .as_str()
+                    .is_some_and(|p| p.lines().any(|l| l.starts_with('+') && l.contains(added)))
+        })
+        .unwrap_or_else(|| panic!("no candidate in {function} adding `{added}`"))
+        .to_string()
+}
