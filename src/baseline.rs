@@ -275,6 +275,7 @@ mod tests {
             log_path: None,
             anomaly: None,
             oom_kills: 0,
+            collection_errors: Default::default(),
         }
     }
 

@@ -10,6 +10,10 @@ pub struct CoverageMap {
     pub tests: Vec<String>,
     /// file → line (1-based) → indices into `tests`.
     pub lines: BTreeMap<String, BTreeMap<u32, Vec<u32>>>,
+    /// file → lines executed outside any test: while importing or collecting (a module-level
+    /// registry filled by calling a helper). Any test can depend on them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub outside_tests: BTreeMap<String, BTreeSet<u32>>,
 }
 
 impl CoverageMap {
@@ -43,6 +47,7 @@ impl CoverageMap {
                     )
                 })
                 .collect(),
+            outside_tests: BTreeMap::new(),
         }
     }
 
@@ -59,13 +64,22 @@ impl CoverageMap {
         out
     }
 
+    /// Whether a line of `first..=last` in `file` runs outside any test (at import or
+    /// collection): then every test depends on it.
+    pub fn runs_outside_tests(&self, file: &str, first: usize, last: usize) -> bool {
+        self.outside_tests
+            .get(file)
+            .is_some_and(|l| l.range(first as u32..=last as u32).next().is_some())
+    }
+
     /// Number of source lines that at least one test executes.
     pub fn covered_lines(&self) -> usize {
         self.lines.values().map(|m| m.len()).sum()
     }
 
     /// Parse coverage.py's `coverage json --show-contexts` output, whose contexts are
-    /// pytest-cov's `nodeid|phase`. Lines executed outside any test (empty context) are dropped.
+    /// pytest-cov's `nodeid|phase`. Lines executed outside any test (empty context: importing
+    /// and collecting) go to [`CoverageMap::outside_tests`].
     pub fn from_coverage_py_json(json: &str) -> Result<CoverageMap, String> {
         let doc: serde_json::Value =
             serde_json::from_str(json).map_err(|e| format!("coverage JSON: {e}"))?;
@@ -74,6 +88,7 @@ impl CoverageMap {
             .and_then(|f| f.as_object())
             .ok_or("coverage JSON has no `files` object")?;
         let mut triples = Vec::new();
+        let mut outside: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
         for (file, data) in files {
             let file = file.trim_start_matches("./").to_string();
             let Some(contexts) = data.get("contexts").and_then(|c| c.as_object()) else {
@@ -86,13 +101,17 @@ impl CoverageMap {
                 for ctx in ctxs.as_array().into_iter().flatten() {
                     let Some(ctx) = ctx.as_str() else { continue };
                     let test = ctx.rsplit_once('|').map_or(ctx, |(t, _)| t);
-                    if !test.is_empty() {
+                    if test.is_empty() {
+                        outside.entry(file.clone()).or_default().insert(line);
+                    } else {
                         triples.push((file.clone(), line, test.to_string()));
                     }
                 }
             }
         }
-        Ok(CoverageMap::from_triples(triples))
+        let mut map = CoverageMap::from_triples(triples);
+        map.outside_tests = outside;
+        Ok(map)
     }
 }
 
@@ -113,6 +132,8 @@ mod tests {
         );
         assert_eq!(map.tests_covering("pkg/a.py", 3, 9).len(), 1);
         assert!(map.tests_covering("pkg/a.py", 1, 1).is_empty());
+        assert!(map.runs_outside_tests("pkg/a.py", 1, 1));
+        assert!(!map.runs_outside_tests("pkg/a.py", 2, 3));
         assert!(map.tests_covering("pkg/b.py", 1, 100).is_empty());
         assert_eq!(map.covered_lines(), 2);
     }

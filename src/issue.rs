@@ -233,11 +233,19 @@ fn observed_failure(input: &IssueInput<'_>) -> String {
     let Some(run) = input.buggy_run else {
         return String::new();
     };
+    // A test whose file the bug made uncollectable fails with the import's exception.
     let message = input
         .fail_to_pass
         .iter()
         .filter_map(|t| run.results.get(t))
         .find_map(|r| r.message.clone())
+        .or_else(|| {
+            input
+                .fail_to_pass
+                .iter()
+                .find_map(|t| run.collection_error(t))
+                .map(|e| format!("importing the package fails: {e}"))
+        })
         .unwrap_or_default();
     let test_names: Vec<&str> = input
         .fail_to_pass

@@ -90,6 +90,11 @@ pub struct Run {
     /// Processes the kernel's OOM killer ended during the run (Docker backend).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub oom_kills: u64,
+    /// Test files that could not be collected (an import error: a bug that breaks the
+    /// package's import), with the error: each of their tests is an ERROR of this run
+    /// ([`Run::status`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub collection_errors: BTreeMap<String, String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -102,10 +107,17 @@ impl Run {
     }
 
     pub fn status(&self, id: &str) -> TestStatus {
-        self.results
-            .get(id)
-            .map(|r| r.status)
-            .unwrap_or(TestStatus::Missing)
+        match self.results.get(id) {
+            Some(r) => r.status,
+            None if self.collection_error(id).is_some() => TestStatus::Error,
+            None => TestStatus::Missing,
+        }
+    }
+
+    /// The collection error of the file holding the test `id` (`file::name`), if any.
+    pub fn collection_error(&self, id: &str) -> Option<&str> {
+        let file = id.split("::").next()?;
+        self.collection_errors.get(file).map(String::as_str)
     }
 
     /// Ids whose status is FAILED or ERROR.
@@ -132,10 +144,16 @@ impl Run {
         for r in self.results.values() {
             *counts.entry(r.status).or_default() += 1;
         }
-        let parts: Vec<String> = counts
+        let mut parts: Vec<String> = counts
             .iter()
             .map(|(s, n)| format!("{n} {}", s.to_string().to_lowercase()))
             .collect();
+        if !self.collection_errors.is_empty() {
+            parts.push(format!(
+                "{} test file(s) not collected",
+                self.collection_errors.len()
+            ));
+        }
         let end = match self.end {
             RunEnd::Exited => format!("exit {}", self.exit_code.unwrap_or(-1)),
             RunEnd::TimedOut => match &self.anomaly {

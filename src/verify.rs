@@ -203,6 +203,9 @@ fn abnormal(run: &Run) -> Option<Verdict> {
             ),
         )),
         RunEnd::Exited => match run.exit_code {
+            // pytest's usage error when the requested tests' files could not be collected
+            // (the bug broke an import): those tests are ERRORs, the bug is killed.
+            Some(4) if run.anomaly.is_none() && !run.collection_errors.is_empty() => None,
             Some(3) | Some(4) => Some(Verdict::rejected(
                 Reason::Crash,
                 format!(
@@ -216,11 +219,15 @@ fn abnormal(run: &Run) -> Option<Verdict> {
     }
 }
 
-/// The stable tests that screen a candidate: those that execute its lines; without per-test
-/// coverage, the tests of the mutated file's package (Java: `a.b.CTest#m` for
+/// The stable tests that screen a candidate: those that execute its lines, or every stable test
+/// when one of its lines runs at import or collection (any test depends on those); without
+/// per-test coverage, the tests of the mutated file's package (Java: `a.b.CTest#m` for
 /// `src/main/java/a/b/C.java`), else every stable test.
 fn covering_tests(baseline: &Baseline, cand: &Candidate) -> Vec<String> {
-    if baseline.coverage_unavailable.is_none() {
+    let (first, last) = cand.line_range;
+    if baseline.coverage_unavailable.is_none()
+        && !baseline.coverage.runs_outside_tests(&cand.file, first, last)
+    {
         return baseline
             .coverage
             .tests_covering(&cand.file, cand.line_range.0, cand.line_range.1)

@@ -21,6 +21,10 @@ pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
     reader.config_mut().trim_text(true);
     let mut cases = Vec::new();
     let mut current: Option<Case> = None;
+    // Inside the `<error>` of a collection failure (pytest: `message="collection failure"`),
+    // whose text is the traceback: its last `E ` line (the exception) joins the message.
+    let mut collection_error = false;
+    let mut collection_text = String::new();
     loop {
         let event = reader
             .read_event()
@@ -66,8 +70,36 @@ pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
                     if rank(status) > rank(case.result.status) {
                         case.result.status = status;
                         case.result.message = attrs.get("message").map(|m| truncate(m, 2000));
+                        collection_error = status == TestStatus::Error
+                            && case.result.message.as_deref() == Some("collection failure");
                     }
                 }
+            }
+            Event::Text(t) if collection_error => {
+                collection_text.push_str(&t.decode().unwrap_or_default());
+            }
+            Event::GeneralRef(r) if collection_error => {
+                let name = r.decode().unwrap_or_default();
+                collection_text.push_str(match name.as_ref() {
+                    "lt" => "<",
+                    "gt" => ">",
+                    "amp" => "&",
+                    "quot" => "\"",
+                    "apos" => "'",
+                    _ => "?",
+                });
+            }
+            Event::End(e) if e.name().as_ref() == b"error" && collection_error => {
+                let exception = collection_text
+                    .lines()
+                    .rev()
+                    .find_map(|l| l.strip_prefix("E "))
+                    .map(str::trim);
+                if let (Some(e), Some(case)) = (exception, current.as_mut()) {
+                    case.result.message = Some(truncate(&format!("collection failure: {e}"), 2000));
+                }
+                collection_error = false;
+                collection_text.clear();
             }
             Event::End(e) if e.name().as_ref() == b"testcase" => {
                 if let Some(done) = current.take() {

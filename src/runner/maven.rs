@@ -498,6 +498,7 @@ status=$?
             log_path,
             anomaly,
             oom_kills: out.oom_kills,
+            collection_errors: Default::default(),
         })
     }
 }
@@ -785,6 +786,7 @@ mod tests {
             log_path: None,
             anomaly: Some("compile error: main sources: A.java:[1,1] x".into()),
             oom_kills: 0,
+            collection_errors: Default::default(),
         };
         assert!(is_compile_error(&run));
         let other = Run {
@@ -845,6 +847,7 @@ mod tests {
                 stderr: std::fs::read(&err_path)?,
                 duration: started.elapsed(),
                 oom_kills: 0,
+                collection_errors: Default::default(),
             })
         }
 

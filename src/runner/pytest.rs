@@ -255,6 +255,7 @@ impl Pytest {
                 budget.cpu.map_or(0.0, |c| c.as_secs_f64())
             )
         });
+        let mut collection_errors = std::collections::BTreeMap::new();
         let mut results = match worker.read_scratch(REPORT)? {
             Some(bytes) => {
                 let xml = String::from_utf8_lossy(&bytes);
@@ -262,6 +263,13 @@ impl Pytest {
                     Ok(cases) => junit_xml::into_results(
                         cases
                             .into_iter()
+                            .filter(|c| match collection_failure(c) {
+                                Some((file, error)) => {
+                                    collection_errors.insert(file, error);
+                                    false
+                                }
+                                None => true,
+                            })
                             .map(|c| (junit_xml::pytest_node_id(&c, &self.test_files), c.result))
                             .collect(),
                     ),
@@ -282,18 +290,40 @@ impl Pytest {
                 Default::default()
             }
         };
+        // A requested test whose file could not be collected is an ERROR (pytest then exits
+        // 4: it found no such test), the others it did not report are MISSING.
+        let mut uncollected = 0;
         if let Some(requested) = tests {
             for id in requested {
-                results.entry(id.clone()).or_insert(TestResult {
-                    status: TestStatus::Missing,
-                    duration_s: 0.0,
-                    message: None,
-                });
+                let file = id.split("::").next().unwrap_or(id);
+                let result = match collection_errors.get(file) {
+                    Some(error) => {
+                        uncollected += 1;
+                        TestResult {
+                            status: TestStatus::Error,
+                            duration_s: 0.0,
+                            message: Some(format!("collection error: {error}")),
+                        }
+                    }
+                    None => TestResult {
+                        status: TestStatus::Missing,
+                        duration_s: 0.0,
+                        message: None,
+                    },
+                };
+                results.entry(id.clone()).or_insert(result);
             }
         }
         if anomaly.is_none() && out.end == RunEnd::Exited {
-            let failures = results.values().any(|r| r.status.is_failure());
+            let failures = !collection_errors.is_empty()
+                || results.values().any(|r| r.status.is_failure());
+            let missing = results
+                .values()
+                .filter(|r| r.status == TestStatus::Missing)
+                .count();
             anomaly = match out.exit_code {
+                // The only tests pytest could not find are in files it could not collect.
+                Some(4) if uncollected > 0 && missing == 0 => None,
                 Some(0) if failures => Some("exit 0 but the report has failures".to_string()),
                 Some(1) if !failures => Some("exit 1 but the report has no failure".to_string()),
                 Some(0) | Some(1) => None,
@@ -318,8 +348,27 @@ impl Pytest {
             log_path,
             anomaly,
             oom_kills: out.oom_kills,
+            collection_errors,
         })
     }
+}
+
+/// A report entry for a test file pytest could not collect (`classname=""`, the error
+/// `collection failure`, with the exception when the report had it): the file and the error.
+fn collection_failure(case: &junit_xml::Case) -> Option<(String, String)> {
+    if !case.classname.is_empty() || case.result.status != TestStatus::Error {
+        return None;
+    }
+    let message = case.result.message.as_deref().unwrap_or("");
+    if !message.starts_with("collection failure") {
+        return None;
+    }
+    let file = case
+        .file
+        .clone()
+        .unwrap_or_else(|| format!("{}.py", case.name.replace('.', "/")));
+    let error = message.strip_prefix("collection failure: ").unwrap_or(message);
+    Some((file, error.to_string()))
 }
 
 fn tail(stderr: &[u8], stdout: &[u8]) -> String {
