@@ -814,6 +814,7 @@ pub fn combine_task(members: &[&Task], clean: &str) -> Result<Task, CombineError
             synthesized_tests: d(|x| x.synthesized_tests),
             direct_call: members.iter().all(|t| t.metadata.difficulty.direct_call),
             issue_names_function: d(|x| x.issue_names_function),
+            issue_names_file: d(|x| x.issue_names_file),
             score,
         },
         verification: Evidence {

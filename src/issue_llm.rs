@@ -604,8 +604,8 @@ mod tests {
             check_rewrite(&format!("{good}\nSee test_pages.\n"), &t, &keys).unwrap_err();
         assert_eq!(why, Fallback::Leak);
         assert!(detail.starts_with("hidden-test"), "{detail}");
-        let (why, _) = check_rewrite(&format!("{good}\nIn query.py.\n"), &t, &keys).unwrap_err();
-        assert_eq!(why, Fallback::Leak);
+        // Naming the bug's file is what a traceback does: allowed.
+        assert!(check_rewrite(&format!("{good}\nIn query.py.\n"), &t, &keys).is_ok());
     }
 
     /// A one-shot-per-connection HTTP server answering each request with the next of

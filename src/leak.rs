@@ -7,8 +7,10 @@
 //! - [`LeakKind::Diff`]: a `diff --git` line, a `--- a/` / `+++ b/` header, a hunk header
 //!   (`@@ -1,3 +1,3 @@`), or a `+`/`-` line whose content is a changed line of the patches.
 //! - [`LeakKind::MutatedLine`]: the buggy or the clean version of a changed line appears.
-//! - [`LeakKind::Location`]: the bug's file path, its base name (`money.py`), or "line N" with
-//!   N inside the bug's line range.
+//! - [`LeakKind::Location`]: "line N" with N inside the bug's line range. The bug's file path
+//!   or base name (`money.py`) is not a leak: a traceback in a real report names the files it
+//!   passes through. [`names_file`] tells whether a text names it, a difficulty feature
+//!   (`issue_names_file`).
 //! - [`LeakKind::HiddenTest`]: the name of a FAIL_TO_PASS test (`test_x` of
 //!   `tests/t.py::C::test_x[p]`, `method` of `pkg.Class#method`), a file the test patch adds or
 //!   changes, or a line the test patch adds.
@@ -229,23 +231,38 @@ fn mutated_line_leak(text: &str, changed: &[(&str, String)]) -> Option<Leak> {
     None
 }
 
+/// Whether `text` names the bug's file (its path, or its base name as a word).
+pub fn names_file(text: &str, facts: &LeakFacts) -> bool {
+    text.lines().any(|line| {
+        facts.files.iter().any(|file| {
+            let base = file.rsplit('/').next().unwrap_or(file);
+            line.contains(file.as_str()) || (base.contains('.') && find_word(line, base))
+        })
+    })
+}
+
 fn location_leak(text: &str, facts: &LeakFacts) -> Option<Leak> {
     for line in text.lines() {
-        for file in &facts.files {
-            if line.contains(file.as_str()) {
-                return Some(leak(
-                    LeakKind::Location,
-                    &format!("the bug's file `{file}`"),
-                    line,
-                ));
-            }
-            let base = file.rsplit('/').next().unwrap_or(file);
-            if base.contains('.') && find_word(line, base) {
-                return Some(leak(
-                    LeakKind::Location,
-                    &format!("the bug's file name `{base}`"),
-                    line,
-                ));
+        // `money.py:118`: the bug's file with a line of its range.
+        if let Some((lo, hi)) = facts.lines {
+            for file in &facts.files {
+                let base = file.rsplit('/').next().unwrap_or(file);
+                let at = format!("{base}:");
+                let mut rest = line;
+                while let Some(i) = rest.find(&at) {
+                    rest = &rest[i + at.len()..];
+                    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    if digits
+                        .parse::<usize>()
+                        .is_ok_and(|n| (lo..=hi).contains(&n))
+                    {
+                        return Some(leak(
+                            LeakKind::Location,
+                            &format!("the bug's line {base}:{digits}"),
+                            line,
+                        ));
+                    }
+                }
             }
         }
         if let Some((lo, hi)) = facts.lines {
@@ -621,12 +638,14 @@ Expected: `parse_quantity` works as it did before, and the existing behaviour is
 
     #[test]
     fn location_leaks() {
-        assert_eq!(
-            kind("It is in pyshelf/money.py somewhere"),
-            Some(LeakKind::Location)
-        );
+        // The file itself is what a traceback names: a feature, not a leak.
+        assert_eq!(kind("It is in pyshelf/money.py somewhere"), None);
+        assert_eq!(kind("look at (money.py)"), None);
+        assert!(names_file("It is in pyshelf/money.py somewhere", &facts()));
+        assert!(names_file("look at (money.py)", &facts()));
+        assert!(!names_file("see mymoney.pyx", &facts()));
+        // A line of the bug's range is.
         assert_eq!(kind("money.py:118 is wrong"), Some(LeakKind::Location));
-        assert_eq!(kind("look at (money.py)"), Some(LeakKind::Location));
         assert_eq!(kind("look at line 118"), Some(LeakKind::Location));
         assert_eq!(kind("Lines 110-118 are suspect"), Some(LeakKind::Location));
         // Another line number, or a longer name that merely contains the base name, is fine.
@@ -644,6 +663,10 @@ Expected: `parse_quantity` works as it did before, and the existing behaviour is
         assert_eq!(
             find_leak_in("`Money.total` breaks; see Money.java:41", &java).map(|l| l.kind),
             Some(LeakKind::Location)
+        );
+        assert_eq!(
+            find_leak_in("`Money.total` breaks in Money.java", &java),
+            None
         );
         assert_eq!(find_leak_in("`Money.total` breaks", &java), None);
     }

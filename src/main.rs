@@ -917,6 +917,9 @@ fn import(manifest: &Path, cache: &Path, json: bool) -> Result<i32> {
                         r.profile.test_files.len(),
                         r.checkout.display()
                     );
+                    if !r.profile.packages_reason.is_empty() {
+                        println!("{:<16} mutating {}", "", r.profile.packages_reason);
+                    }
                 }
                 rows.push(serde_json::json!({"seed": s.name, "ok": true, "repo": r}));
             }

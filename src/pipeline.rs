@@ -746,6 +746,11 @@ fn verify_all(
                         match build_task(cfg, ctx, &cand, &outcome, dropped) {
                             Ok((mut t, key_values)) => match crate::leak::find_leak(&t) {
                                 None => {
+                                    t.metadata.difficulty.issue_names_file =
+                                        crate::leak::names_file(
+                                            &t.problem_statement,
+                                            &crate::leak::LeakFacts::from_task(&t),
+                                        );
                                     // Only now, for a task that is accepted either way.
                                     if let Some(rw) = ctx.rewriter {
                                         pb.set_message(format!(
@@ -917,6 +922,8 @@ fn rewrite_issue(rw: &crate::issue_llm::Rewriter, task: &mut Task, key_values: &
         Some(text) => {
             task.metadata.difficulty.issue_names_function =
                 names_function(&text, &task.metadata.location.function);
+            task.metadata.difficulty.issue_names_file =
+                crate::leak::names_file(&text, &crate::leak::LeakFacts::from_task(task));
             task.problem_statement = text;
         }
         None => tracing::warn!(
@@ -1039,6 +1046,7 @@ fn build_task(
                     synthesized_tests: !outcome.test_patch.is_empty(),
                     direct_call: direct_call(repo, cand, outcome),
                     issue_names_function,
+                    issue_names_file: false,
                     score: task::difficulty_score(&cand.category, killing, function_lines),
                 },
                 verification: task::Evidence {

@@ -16,6 +16,7 @@ use crate::lang::Language;
 use crate::seed::{Seed, SeedError, Source};
 use git2::{FileMode, Oid, Repository};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -75,6 +76,13 @@ pub struct Profile {
     /// Repository-relative directories to put on PYTHONPATH so that the checkout's code (not
     /// an installed copy) is imported: `["src"]` for a src layout, else `["."]`; empty for Java.
     pub python_path: Vec<String>,
+    /// What the project ships, whose files are mutated (Python: its packages and top-level
+    /// modules, e.g. `src/geo`, `six.py`); empty when every source file is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<String>,
+    /// Why those files are mutated (the layout found, or the seed's `include:`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub packages_reason: String,
 }
 
 /// An imported seed: mirror, pinned commit, checkout and profile.
@@ -868,12 +876,30 @@ pub fn profile(root: &Path, seed: &Seed) -> Result<Profile, ImportError> {
         .filter(|f| !language.is_test_path(f));
     let mut profile = match language {
         Language::Python => {
-            let source_files = candidates
+            let sources: Vec<String> = candidates
                 .filter(|f| is_python_source(f))
                 .filter(|f| filter.keeps(f))
                 .cloned()
                 .collect();
-            python_profile(root, source_files, test_files)
+            let (packages, reason) = if seed.include.is_empty() {
+                shipped_python(&sources)
+            } else {
+                (Vec::new(), "the seed's `include:` globs".to_string())
+            };
+            let source_files = sources
+                .into_iter()
+                .filter(|f| {
+                    packages.is_empty()
+                        || packages
+                            .iter()
+                            .any(|p| f == p || f.starts_with(&format!("{p}/")))
+                })
+                .collect();
+            let mut p = python_profile(root, source_files, test_files);
+            info!(seed = %seed.name, packages = ?packages, "mutating {reason}");
+            p.packages = packages;
+            p.packages_reason = reason;
+            p
         }
         Language::Java => {
             let source_files = candidates
@@ -935,6 +961,80 @@ fn is_python_source(rel: &str) -> bool {
     let (file, dirs) = parts.split_last().unwrap_or((&"", &[]));
     !matches!(*file, "setup.py" | "conftest.py")
         && !dirs.iter().any(|d| NON_SOURCE_DIRS.contains(d))
+}
+
+/// Top-level names of a Python repository that are not part of what it ships: tests, docs,
+/// developer tools and build or task scripts.
+const NOT_SHIPPED: [&str; 24] = [
+    "tests",
+    "test",
+    "testing",
+    "docs",
+    "doc",
+    "documentation",
+    "examples",
+    "example",
+    "benchmarks",
+    "benchmark",
+    "bench",
+    "tools",
+    "tool",
+    "scripts",
+    "script",
+    "bin",
+    "ci",
+    "setup.py",
+    "conftest.py",
+    "noxfile.py",
+    "tasks.py",
+    "fabfile.py",
+    "dodo.py",
+    "runtests.py",
+];
+
+/// What a Python project ships, from its layout, among its source files: with a `src/`
+/// layout, what `src/` holds; else the top-level packages (directories with `__init__.py`)
+/// and modules, less tests, docs, tools, scripts and build or task files. Returns the roots
+/// and why; no roots (every source file) when none is found.
+fn shipped_python(sources: &[String]) -> (Vec<String>, String) {
+    let mut roots: BTreeSet<String> = BTreeSet::new();
+    let src: Vec<&String> = sources.iter().filter(|f| f.starts_with("src/")).collect();
+    let has_init = |dir: &str| sources.iter().any(|f| *f == format!("{dir}/__init__.py"));
+    if !src.is_empty() {
+        for f in &src {
+            let rest = &f["src/".len()..];
+            match rest.split_once('/') {
+                Some((top, _)) => roots.insert(format!("src/{top}")),
+                None => roots.insert((*f).clone()),
+            };
+        }
+        let list: Vec<String> = roots.into_iter().collect();
+        let why = format!("the src layout's {}", list.join(", "));
+        return (list, why);
+    }
+    for f in sources {
+        match f.split_once('/') {
+            Some((top, _)) if !NOT_SHIPPED.contains(&top) && has_init(top) => {
+                roots.insert(top.to_string());
+            }
+            None if !NOT_SHIPPED.contains(&f.as_str()) => {
+                roots.insert(f.clone());
+            }
+            _ => {}
+        }
+    }
+    if roots.is_empty() {
+        return (
+            Vec::new(),
+            "every source file (no package or top-level module found)".to_string(),
+        );
+    }
+    let list: Vec<String> = roots.into_iter().collect();
+    let why = format!(
+        "the shipped packages and modules {} (tests, docs, tools, scripts and build files left out)",
+        list.join(", ")
+    );
+    (list, why)
 }
 
 /// A Java file under a `src/main/java` tree (of the root or of a module).
@@ -1107,6 +1207,8 @@ fn python_profile(root: &Path, source_files: Vec<String>, test_files: Vec<String
         test_files,
         install_command,
         python_path: vec![python_path.to_string()],
+        packages: Vec::new(),
+        packages_reason: String::new(),
     }
 }
 
@@ -1138,6 +1240,8 @@ fn java_profile(root: &Path, source_files: Vec<String>, test_files: Vec<String>)
         test_files,
         install_command: None,
         python_path: Vec::new(),
+        packages: Vec::new(),
+        packages_reason: String::new(),
     }
 }
 
@@ -1234,6 +1338,32 @@ mod tests {
             repo.statuses(Some(&mut options)).unwrap().is_empty(),
             "checkout not clean"
         );
+    }
+
+    #[test]
+    fn only_what_the_project_ships_is_mutated() {
+        let files = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (roots, why) = shipped_python(&files(&[
+            "noxfile.py",
+            "pkg/__init__.py",
+            "pkg/core.py",
+            "scripts/release.py",
+            "single.py",
+            "tools/gen/__init__.py",
+            "tools/gen/make.py",
+        ]));
+        assert_eq!(roots, ["pkg", "single.py"]);
+        assert!(why.contains("pkg, single.py"), "{why}");
+        let (roots, why) = shipped_python(&files(&[
+            "src/geo/__init__.py",
+            "src/geo/shapes.py",
+            "src/util.py",
+            "tools/x.py",
+        ]));
+        assert_eq!(roots, ["src/geo", "src/util.py"]);
+        assert!(why.contains("src layout"), "{why}");
+        let (roots, _) = shipped_python(&files(&["scripts/a.py"]));
+        assert!(roots.is_empty(), "nothing shipped: every source file");
     }
 
     #[test]

@@ -114,6 +114,32 @@ impl Run {
         }
     }
 
+    /// Make the worker's paths in messages repository-relative (`<root>/pkg/a.py` →
+    /// `pkg/a.py`), as a user's report would show them: no record or text carries a path of
+    /// the machine that ran the tests.
+    pub fn relativize(&mut self, root: &str) {
+        let root = root.trim_end_matches('/');
+        if root.is_empty() {
+            return;
+        }
+        let scrub = |text: &mut String| {
+            if text.contains(root) {
+                *text = text.replace(&format!("{root}/"), "").replace(root, ".");
+            }
+        };
+        for r in self.results.values_mut() {
+            if let Some(m) = r.message.as_mut() {
+                scrub(m);
+            }
+        }
+        for e in self.collection_errors.values_mut() {
+            scrub(e);
+        }
+        if let Some(a) = self.anomaly.as_mut() {
+            scrub(a);
+        }
+    }
+
     /// The collection error of the file holding the test `id` (`file::name`), if any.
     pub fn collection_error(&self, id: &str) -> Option<&str> {
         let file = id.split("::").next()?;
@@ -182,5 +208,74 @@ impl Run {
                     || m.contains("Cannot allocate memory")
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_with(message: &str) -> Run {
+        let mut results = BTreeMap::new();
+        results.insert(
+            "tests/test_a.py::test_x".to_string(),
+            TestResult {
+                status: TestStatus::Failed,
+                duration_s: 0.0,
+                message: Some(message.to_string()),
+            },
+        );
+        Run {
+            label: "buggy#1".into(),
+            requested: None,
+            end: RunEnd::Exited,
+            exit_code: Some(1),
+            signal: None,
+            results,
+            duration_s: 0.1,
+            cpu_s: None,
+            log_digest: String::new(),
+            log_path: None,
+            anomaly: None,
+            oom_kills: 0,
+            collection_errors: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn worker_paths_become_repository_relative() {
+        let mut run =
+            run_with("no setting in /tmp/wt/worker-1/repo/pkg/a.py (cwd /tmp/wt/worker-1/repo)");
+        run.collection_errors.insert(
+            "tests/test_b.py".into(),
+            "ImportError: /tmp/wt/worker-1/repo/pkg/b.py".into(),
+        );
+        run.relativize("/tmp/wt/worker-1/repo/");
+        assert_eq!(
+            run.results["tests/test_a.py::test_x"].message.as_deref(),
+            Some("no setting in pkg/a.py (cwd .)")
+        );
+        assert_eq!(
+            run.collection_errors["tests/test_b.py"],
+            "ImportError: pkg/b.py"
+        );
+    }
+
+    #[test]
+    fn tests_of_an_uncollected_file_are_errors() {
+        let mut run = run_with("assert 1 == 2");
+        run.collection_errors
+            .insert("tests/test_b.py".into(), "ValueError: boom".into());
+        assert_eq!(run.status("tests/test_b.py::test_y"), TestStatus::Error);
+        assert_eq!(run.status("tests/test_c.py::test_z"), TestStatus::Missing);
+        assert_eq!(
+            run.collection_error("tests/test_b.py::test_y"),
+            Some("ValueError: boom")
+        );
+        assert!(
+            run.summary().contains("1 test file(s) not collected"),
+            "{}",
+            run.summary()
+        );
     }
 }

@@ -146,6 +146,9 @@ pub struct Difficulty {
     /// Whether the issue text names the mutated function.
     #[serde(default)]
     pub issue_names_function: bool,
+    /// Whether the issue text names the bug's file (a traceback passing through it does).
+    #[serde(default)]
+    pub issue_names_file: bool,
     /// A first rough score in [0, 1]; the curriculum calibrates it against pass rates.
     pub score: f64,
 }

@@ -226,7 +226,9 @@ fn abnormal(run: &Run) -> Option<Verdict> {
 fn covering_tests(baseline: &Baseline, cand: &Candidate) -> Vec<String> {
     let (first, last) = cand.line_range;
     if baseline.coverage_unavailable.is_none()
-        && !baseline.coverage.runs_outside_tests(&cand.file, first, last)
+        && !baseline
+            .coverage
+            .runs_outside_tests(&cand.file, first, last)
     {
         return baseline
             .coverage

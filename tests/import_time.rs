@@ -12,7 +12,7 @@ use common::*;
 
 #[test]
 fn import_time_code_is_covered_and_a_broken_import_is_a_kill() {
-    let (out, dir) = run_fixture("import_registry", &["--no-synthesis"]);
+    let (out, dir) = run_fixture("import_registry", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let cands = candidate_lines(dir.path());
     let register: Vec<&serde_json::Value> = cands

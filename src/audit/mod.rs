@@ -1195,6 +1195,7 @@ mod tests {
                     synthesized_tests: false,
                     direct_call: false,
                     issue_names_function: false,
+                    issue_names_file: false,
                     score: 0.5,
                 },
                 verification: Evidence {

@@ -228,6 +228,22 @@ mod tests {
 </testsuite></testsuites>"#;
 
     #[test]
+    fn a_collection_failure_keeps_its_exception() {
+        let xml = r#"<testsuites><testsuite><testcase classname="" name="tests.test_plural" file="tests/test_plural.py" time="0.000"><error message="collection failure">tests/test_plural.py:1: in &lt;module&gt;
+    from wordrules import plural
+wordrules/__init__.py:9: in _register
+    raise ValueError("duplicate rule: " + key)
+E   ValueError: duplicate rule: person</error></testcase></testsuite></testsuites>"#;
+        let cases = parse_cases(xml).unwrap();
+        assert_eq!(cases.len(), 1);
+        assert_eq!(cases[0].result.status, TestStatus::Error);
+        assert_eq!(
+            cases[0].result.message.as_deref(),
+            Some("collection failure: ValueError: duplicate rule: person")
+        );
+    }
+
+    #[test]
     fn parses_statuses_and_messages() {
         let cases = parse_cases(REPORT).unwrap();
         assert_eq!(cases.len(), 5);

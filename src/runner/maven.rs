@@ -485,7 +485,7 @@ status=$?
                 None => None,
             };
         }
-        Ok(Run {
+        let mut run = Run {
             label: label.to_string(),
             requested: tests.map(|t| t.to_vec()),
             end: out.end,
@@ -499,7 +499,9 @@ status=$?
             anomaly,
             oom_kills: out.oom_kills,
             collection_errors: Default::default(),
-        })
+        };
+        run.relativize(worker.root());
+        Ok(run)
     }
 }
 
@@ -847,7 +849,6 @@ mod tests {
                 stderr: std::fs::read(&err_path)?,
                 duration: started.elapsed(),
                 oom_kills: 0,
-                collection_errors: Default::default(),
             })
         }
 

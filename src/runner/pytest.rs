@@ -315,8 +315,8 @@ impl Pytest {
             }
         }
         if anomaly.is_none() && out.end == RunEnd::Exited {
-            let failures = !collection_errors.is_empty()
-                || results.values().any(|r| r.status.is_failure());
+            let failures =
+                !collection_errors.is_empty() || results.values().any(|r| r.status.is_failure());
             let missing = results
                 .values()
                 .filter(|r| r.status == TestStatus::Missing)
@@ -335,7 +335,7 @@ impl Pytest {
                 None => None,
             };
         }
-        Ok(Run {
+        let mut run = Run {
             label: label.to_string(),
             requested: tests.map(|t| t.to_vec()),
             end: out.end,
@@ -349,7 +349,9 @@ impl Pytest {
             anomaly,
             oom_kills: out.oom_kills,
             collection_errors,
-        })
+        };
+        run.relativize(worker.root());
+        Ok(run)
     }
 }
 
@@ -367,7 +369,9 @@ fn collection_failure(case: &junit_xml::Case) -> Option<(String, String)> {
         .file
         .clone()
         .unwrap_or_else(|| format!("{}.py", case.name.replace('.', "/")));
-    let error = message.strip_prefix("collection failure: ").unwrap_or(message);
+    let error = message
+        .strip_prefix("collection failure: ")
+        .unwrap_or(message);
     Some((file, error.to_string()))
 }
 

@@ -1970,6 +1970,8 @@ mod tests {
                 test_files: vec![],
                 install_command: install.map(str::to_string),
                 python_path: vec!["src".into()],
+                packages: vec![],
+                packages_reason: String::new(),
             },
         }
     }

@@ -758,6 +758,7 @@ pub(crate) mod tests {
                     synthesized_tests: false,
                     direct_call: false,
                     issue_names_function: false,
+                    issue_names_file: false,
                     score: 0.4,
                 },
                 verification: Evidence {
