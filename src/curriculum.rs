@@ -827,6 +827,7 @@ pub fn combine_task(members: &[&Task], clean: &str) -> Result<Task, CombineError
         environment: first.metadata.environment.clone(),
         tool_version: crate::VERSION.to_string(),
         issue_style: "multi".to_string(),
+        issue_detail: String::new(),
         issue_rewrite: Default::default(),
         start_state,
         dropped_test_ids: Default::default(),

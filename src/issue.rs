@@ -36,9 +36,87 @@ pub struct IssueInput<'a> {
 /// The issue styles, in selection order. `traceback` applies only when the code raises.
 pub const STYLES: &[&str] = &["report", "regression", "traceback"];
 
+/// The levels of detail of a problem statement, a difficulty knob chosen per task
+/// (`metadata.issue_detail`): `vague` says in one sentence what was called and what happened;
+/// `normal` adds the reproduction or the failure output; `detailed` also says what was
+/// expected for each input and how many situations show it.
+pub const DETAILS: &[&str] = &["vague", "normal", "detailed"];
+
+/// A rendered issue: the problem statement, and what goes to SWE-bench's `hints_text`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Issue {
+    /// What a user reports: what they called, what happened, what they expected.
+    pub text: String,
+    /// One of [`STYLES`].
+    pub style: &'static str,
+    /// One of [`DETAILS`].
+    pub detail: &'static str,
+    /// The diagnosis by the mutator's category (what kind of mistake to look for), kept out
+    /// of the problem statement.
+    pub hints: String,
+}
+
+/// What a failing assertion compared: pytest's `assert A == B` and, when it says so,
+/// ` +  where A = CALL`. Returns (the call, if named; what came out; what was expected).
+fn compared_values(observed: &str) -> Option<(Option<String>, String, String)> {
+    let first = observed.lines().next()?;
+    let rest = first
+        .strip_prefix("AssertionError: ")
+        .unwrap_or(first)
+        .strip_prefix("assert ")?;
+    let (actual, expected) = rest.split_once(" == ")?;
+    let (actual, expected) = (actual.trim(), expected.trim());
+    if actual.is_empty() || expected.is_empty() || actual.len() > 80 || expected.len() > 80 {
+        return None;
+    }
+    let call = observed.lines().find_map(|l| {
+        let w = l.trim().strip_prefix("+  where ")?;
+        let (value, call) = w.split_once(" = ")?;
+        (value.trim() == actual && call.contains('(') && call.len() <= 80)
+            .then(|| call.trim().to_string())
+    });
+    Some((call, actual.to_string(), expected.to_string()))
+}
+
+/// The longest title that quotes the outcome; a longer one names only its kind.
+const TITLE_CHARS: usize = 100;
+
+/// The title: the symptom as a user names it.
+fn symptom_title(public: &str, calls: &[crate::synth::Distinguishing], observed: &str) -> String {
+    if let Some(d) = calls.first() {
+        let title = format!("`{}` {}", d.call_text(), d.buggy.describe());
+        if title.chars().count() <= TITLE_CHARS {
+            return title;
+        }
+        return match &d.buggy {
+            CallOutcome::Raised { type_name, .. } => {
+                format!("`{}` raises {type_name}", d.call_text())
+            }
+            _ => format!("`{}` returns an unexpected result", d.call_text()),
+        };
+    }
+    let first = observed.lines().next().unwrap_or("").trim();
+    if let Some(exc) = first.strip_prefix("Failed: DID NOT RAISE ") {
+        return format!("`{public}` does not raise {exc}");
+    }
+    match compared_values(observed) {
+        Some((Some(call), actual, expected)) => {
+            format!("`{call}` returns {actual} instead of {expected}")
+        }
+        Some((None, actual, expected)) => {
+            format!("`{public}`: got {actual} where {expected} is expected")
+        }
+        None if observed.lines().next().is_some_and(|l| l.contains("Error")) => format!(
+            "`{public}` fails with {}",
+            observed.lines().next().unwrap_or("").trim()
+        ),
+        None => format!("Unexpected behaviour from `{public}`"),
+    }
+}
+
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
 struct Wording {
-    title: String,
     symptom: String,
 }
 
@@ -91,8 +169,9 @@ fn expected_verb(o: &CallOutcome) -> String {
 }
 
 /// Render the problem statement: a style chosen from [`STYLES`] by the candidate id (the
-/// styles that apply), with the category's wording. Returns the text and the style.
-pub fn problem_statement(input: &IssueInput<'_>) -> Result<(String, &'static str), IssueError> {
+/// styles that apply) and a level of detail from [`DETAILS`] (by other bits of the id); the
+/// category's wording and the mutator's hint go to [`Issue::hints`].
+pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
     let cand = input.candidate;
     let raises = matches!(
         input.cases.first().map(|d| &d.buggy),
@@ -105,6 +184,12 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<(String, &'static str
         .collect();
     let pick = u64::from_str_radix(&cand.id[..cand.id.len().min(8)], 16).unwrap_or(0) as usize;
     let style = styles[pick % styles.len()];
+    let detail_pick = cand
+        .id
+        .get(8..16)
+        .and_then(|h| u64::from_str_radix(h, 16).ok())
+        .unwrap_or(0) as usize;
+    let detail = DETAILS[detail_pick % DETAILS.len()];
     let name = format!("issue/{style}.md.j2");
     let source =
         assets::template(&name).ok_or_else(|| IssueError::MissingTemplate(name.clone()))?;
@@ -153,21 +238,30 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<(String, &'static str
         .collect();
     let observed = observed_failure(input);
     let wording = wording(&cand.category)?;
+    let title = symptom_title(&public, input.cases, &observed);
+    let compared = compared_values(&observed);
     let text = env
         .get_template(&name)
         .and_then(|t| {
             t.render(context! {
                 public => public,
                 function => cand.function,
-                wording => minijinja::Value::from_serialize(&wording),
-                hint => hint,
+                title => title,
+                detail => detail,
                 observed => observed,
+                observed_first => observed.lines().next().unwrap_or("").trim(),
+                expected => compared.as_ref().map(|(_, _, e)| e.clone()),
                 calls => calls,
                 imports => imports.into_iter().collect::<Vec<_>>(),
                 failing_count => input.fail_to_pass.len(),
             })
         })
         .map_err(|source| IssueError::Render { name, source })?;
+    let hints = if hint.is_empty() {
+        wording.symptom.clone()
+    } else {
+        format!("{} A likely cause: {hint}.", wording.symptom)
+    };
     // Collapse the blank lines templates leave behind.
     let mut out = String::new();
     let mut blank = 0;
@@ -183,7 +277,12 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<(String, &'static str
         out.push_str(line.trim_end());
         out.push('\n');
     }
-    Ok((out, style))
+    Ok(Issue {
+        text: out,
+        style,
+        detail,
+        hints,
+    })
 }
 
 /// The values a rewrite of the problem statement must keep (`--issue-llm`): for synthesized
@@ -330,7 +429,7 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for id in ["00000000aaaaaaaa", "00000001aaaaaaaa", "00000002aaaaaaaa"] {
             let c = cand(id, "boundary");
-            let (text, style) = problem_statement(&IssueInput {
+            let issue = problem_statement(&IssueInput {
                 candidate: &c,
                 buggy_run: None,
                 fail_to_pass: &[],
@@ -338,7 +437,17 @@ mod tests {
                 cases: &cases,
             })
             .unwrap();
+            let (text, style) = (issue.text, issue.style);
             seen.insert(style);
+            // The category's diagnosis goes to the hints, not the statement.
+            assert!(
+                issue.hints.contains("Values right at a limit"),
+                "{}",
+                issue.hints
+            );
+            assert!(issue.hints.contains("off by one"), "{}", issue.hints);
+            assert!(!text.contains("Values right at a limit"), "{style}: {text}");
+            assert!(!text.contains("off by one"), "{style}: {text}");
             assert!(text.contains("paginate([], 1, 0)"), "{style}: {text}");
             assert!(text.contains("ZeroDivisionError"), "{style}: {text}");
             assert!(
@@ -351,7 +460,7 @@ mod tests {
         assert_eq!(seen.len(), 3, "{seen:?}");
         // Without a raising case the traceback style does not apply.
         let c = cand("00000002aaaaaaaa", "no-such-category");
-        let (text, style) = problem_statement(&IssueInput {
+        let issue = problem_statement(&IssueInput {
             candidate: &c,
             buggy_run: None,
             fail_to_pass: &[],
@@ -359,11 +468,84 @@ mod tests {
             cases: &[],
         })
         .unwrap();
-        assert_ne!(style, "traceback");
+        assert_ne!(issue.style, "traceback");
         assert!(
-            text.contains("`_pages` returns the wrong result")
-                || text.contains("Regression: `_pages` returns the wrong result"),
-            "{text}"
+            issue.text.contains("Unexpected behaviour from `_pages`"),
+            "{}",
+            issue.text
+        );
+        assert!(
+            issue.hints.contains("The result is not what"),
+            "{}",
+            issue.hints
+        );
+    }
+
+    #[test]
+    fn the_level_of_detail_is_chosen_per_task() {
+        let cases = [case()];
+        let mut lengths = Vec::new();
+        for (id, detail) in [
+            ("0000000000000000", "vague"),
+            ("0000000000000001", "normal"),
+            ("0000000000000002", "detailed"),
+        ] {
+            let c = cand(id, "boundary");
+            let issue = problem_statement(&IssueInput {
+                candidate: &c,
+                buggy_run: None,
+                fail_to_pass: &[],
+                test_files: &[],
+                cases: &cases,
+            })
+            .unwrap();
+            assert_eq!(issue.detail, detail);
+            assert_eq!(issue.style, "report");
+            let title = issue.text.lines().next().unwrap();
+            assert_eq!(
+                title,
+                "`paginate([], 1, 0)` raises ZeroDivisionError: integer division or modulo by zero"
+            );
+            assert!(
+                issue.text.contains("per_page must be at least 1"),
+                "{}",
+                issue.text
+            );
+            assert_eq!(
+                issue.text.contains("To reproduce"),
+                detail != "vague",
+                "{}",
+                issue.text
+            );
+            lengths.push(issue.text.len());
+        }
+        assert!(lengths[0] < lengths[1], "{lengths:?}");
+    }
+
+    #[test]
+    fn an_assertion_gives_the_call_and_the_compared_values() {
+        let observed =
+            "AssertionError: assert 'persons' == 'people'\n +  where 'persons' = plural('person')";
+        assert_eq!(
+            compared_values(observed),
+            Some((
+                Some("plural('person')".to_string()),
+                "'persons'".to_string(),
+                "'people'".to_string()
+            ))
+        );
+        assert_eq!(
+            symptom_title("plural", &[], observed),
+            "`plural('person')` returns 'persons' instead of 'people'"
+        );
+        assert_eq!(
+            symptom_title("plural", &[], "AssertionError: assert 3 == 4"),
+            "`plural`: got 3 where 4 is expected"
+        );
+        assert_eq!(compared_values("ValueError: bad"), None);
+        assert_eq!(
+            symptom_title("convert", &[], "Failed: DID NOT RAISE ValueError"),
+            "`convert` does not raise ValueError"
         );
     }
 
@@ -390,7 +572,7 @@ mod tests {
             ]
         );
         // Every key value is in the rendered text (the rewrite check only asks for those).
-        let (text, _) = problem_statement(&input).unwrap();
+        let text = problem_statement(&input).unwrap().text;
         let flat: String = text.split_whitespace().collect();
         for k in &keys {
             let k: String = k.split_whitespace().collect();

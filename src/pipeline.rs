@@ -1000,8 +1000,8 @@ fn build_task(
             .map(|s| s.cases.as_slice())
             .unwrap_or(&[]),
     };
-    let (problem_statement, issue_style) =
-        issue::problem_statement(&input).map_err(|e| e.to_string())?;
+    let issue = issue::problem_statement(&input).map_err(|e| e.to_string())?;
+    let (problem_statement, issue_style) = (issue.text.clone(), issue.style);
     let key_values = issue::key_values(&input);
     let issue_names_function = names_function(&problem_statement, &cand.function);
     let fix_lines = task::changed_lines(&patch);
@@ -1015,7 +1015,7 @@ fn build_task(
             patch,
             test_patch: start.test_patch,
             problem_statement,
-            hints_text: String::new(),
+            hints_text: issue.hints.clone(),
             created_at: task::now_utc(),
             version: repo
                 .seed
@@ -1076,6 +1076,7 @@ fn build_task(
                 },
                 tool_version: crate::VERSION.to_string(),
                 issue_style: issue_style.to_string(),
+                issue_detail: issue.detail.to_string(),
                 issue_rewrite: Default::default(),
                 start_state: Some(start.info),
                 dropped_test_ids,

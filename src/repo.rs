@@ -1186,7 +1186,8 @@ fn python_profile(root: &Path, source_files: Vec<String>, test_files: Vec<String
             .map(|t| section_entries(t, "project.optional-dependencies"))
             .unwrap_or_default();
         groups.extend(section_entries(&setup_cfg, "options.extras_require"));
-        let extra = ["test", "tests", "testing"]
+        // A test extra, else a development one (which usually holds the test tools too).
+        let extra = ["test", "tests", "testing", "dev"]
             .into_iter()
             .find(|g| groups.iter().any(|(k, _)| k == g));
         commands.push(match extra {
@@ -1689,6 +1690,20 @@ mod tests {
         assert_eq!(
             p.install_command.as_deref(),
             Some("python -m pip install '.[testing]'")
+        );
+        // Only a development extra.
+        write(
+            root.path(),
+            "setup.cfg",
+            "[options.extras_require]
+dev =
+    pytest
+",
+        );
+        let p = profile(root.path(), &seed("x", ".", Language::Python)).unwrap();
+        assert_eq!(
+            p.install_command.as_deref(),
+            Some("python -m pip install '.[dev]'")
         );
     }
 

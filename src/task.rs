@@ -50,6 +50,10 @@ pub struct TaskMetadata {
     /// The issue template style (`report`, `regression`, `traceback`).
     #[serde(default)]
     pub issue_style: String,
+    /// How much the problem statement says: `vague`, `normal` or `detailed` (see
+    /// `issue::DETAILS`); empty in records written before it existed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub issue_detail: String,
     /// Whether a language model rewrote the problem statement (`--issue-llm`), or why its
     /// rewrite was not used; `{"source": "template"}` when none was asked for.
     #[serde(default)]

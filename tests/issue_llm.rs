@@ -177,7 +177,7 @@ fn a_clean_rewrite_replaces_the_template_text() {
         assert!(r.body["temperature"].as_f64().unwrap() <= 0.3);
         // The template text: the function and the observed failure.
         let user = r.user();
-        assert!(user.contains("`shipping_cost`"), "{user}");
+        assert!(user.contains("shipping_cost"), "{user}");
         assert!(user.contains("assert "), "{user}");
     }
     for t in &tasks {

@@ -1214,6 +1214,7 @@ mod tests {
                 },
                 tool_version: "0.1.0".into(),
                 issue_style: "report".into(),
+                issue_detail: String::new(),
                 issue_rewrite: Default::default(),
                 start_state: None,
                 dropped_test_ids: Default::default(),

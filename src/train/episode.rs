@@ -777,6 +777,7 @@ pub(crate) mod tests {
                 },
                 tool_version: "0.1.0".into(),
                 issue_style: "report".into(),
+                issue_detail: String::new(),
                 issue_rewrite: Default::default(),
                 start_state: None,
                 dropped_test_ids: Default::default(),
