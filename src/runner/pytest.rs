@@ -385,8 +385,9 @@ fn tail(stderr: &[u8], stdout: &[u8]) -> String {
     lines[lines.len().saturating_sub(5)..].join(" | ")
 }
 
-impl TestRunner for Pytest {
-    fn run(
+impl Pytest {
+    /// One pytest process (resident or fresh) for `tests`.
+    fn run_once(
         &self,
         worker: &mut dyn Worker,
         label: &str,
@@ -403,6 +404,69 @@ impl TestRunner for Pytest {
         let script = wrap(&scratch, &self.command(&scratch, tests, false), budget);
         let out = worker.exec(&script, budget.wall)?;
         self.finish(worker, label, tests, budget, out)
+    }
+}
+
+impl TestRunner for Pytest {
+    /// A selection that names tests in a file pytest cannot collect makes pytest stop before
+    /// running anything (exit 4): the other requested tests then run in a second process, and
+    /// the run is both together (the uncollectable file's tests are ERRORs).
+    fn run(
+        &self,
+        worker: &mut dyn Worker,
+        label: &str,
+        tests: Option<&[String]>,
+        budget: RunBudget,
+    ) -> Result<Run, RunnerError> {
+        let first = self.run_once(worker, label, tests, budget)?;
+        let Some(requested) = tests else {
+            return Ok(first);
+        };
+        if first.exit_code != Some(4) || first.collection_errors.is_empty() {
+            return Ok(first);
+        }
+        let rest: Vec<String> = requested
+            .iter()
+            .filter(|id| first.collection_error(id).is_none())
+            .cloned()
+            .collect();
+        if rest.is_empty()
+            || !rest
+                .iter()
+                .any(|id| first.status(id) == TestStatus::Missing)
+        {
+            return Ok(first);
+        }
+        let mut run = self.run_once(worker, label, Some(&rest), budget)?;
+        for id in requested {
+            if let Some(error) = first.collection_error(id) {
+                run.results.insert(
+                    id.clone(),
+                    TestResult {
+                        status: TestStatus::Error,
+                        duration_s: 0.0,
+                        message: Some(format!("collection error: {error}")),
+                    },
+                );
+            }
+        }
+        run.collection_errors
+            .extend(first.collection_errors.clone());
+        run.requested = Some(requested.to_vec());
+        run.duration_s += first.duration_s;
+        run.cpu_s = match (first.cpu_s, run.cpu_s) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        // The tests of the uncollectable file failed: the combined run exits as pytest does
+        // when tests fail.
+        if run.end == RunEnd::Exited && run.exit_code == Some(0) {
+            run.exit_code = Some(1);
+        }
+        if run.anomaly.as_deref() == Some("exit 0 but the report has failures") {
+            run.anomaly = None;
+        }
+        Ok(run)
     }
 
     fn run_with_coverage(
