@@ -69,6 +69,9 @@ fn compared_values(observed: &str) -> Option<(Option<String>, String, String)> {
     if actual.is_empty() || expected.is_empty() || actual.len() > 80 || expected.len() > 80 {
         return None;
     }
+    if actual.contains(" at 0x") || expected.contains(" at 0x") {
+        return None;
+    }
     let call = observed.lines().find_map(|l| {
         let w = l.trim().strip_prefix("+  where ")?;
         let (value, call) = w.split_once(" = ")?;
@@ -358,7 +361,7 @@ fn observed_failure(input: &IssueInput<'_>) -> String {
         .filter(|l| !test_names.iter().any(|n| l.contains(n)))
         .filter(|l| !l.contains(".py:"))
         // Object reprs carry memory addresses (never reproducible) and module paths.
-        .filter(|l| !l.contains(" object at 0x"))
+        .filter(|l| !l.contains(" at 0x"))
         .take(12)
         .collect::<Vec<_>>()
         .join("\n")
@@ -543,6 +546,10 @@ mod tests {
             "`plural`: got 3 where 4 is expected"
         );
         assert_eq!(compared_values("ValueError: bad"), None);
+        assert_eq!(
+            compared_values("assert <function merge at 0x7f7e8ede6520> == {1: 1}"),
+            None
+        );
         assert_eq!(
             symptom_title("convert", &[], "Failed: DID NOT RAISE ValueError"),
             "`convert` does not raise ValueError"
