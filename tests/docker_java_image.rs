@@ -110,7 +110,8 @@ fn maven_runs_the_java_seed_in_its_image() {
     );
 
     let mut w = env.worker(0).unwrap();
-    // What the image holds: the helpers, the settings, a clean tree owned by the test user.
+    // What the image holds: the helpers, the settings, a clean tree owned by the test user,
+    // the commit's fast-path build (with the resident JVM compiled).
     let check = w
         .exec(
             &format!(
@@ -124,8 +125,9 @@ fn maven_runs_the_java_seed_in_its_image() {
                  git status --porcelain --ignored | wc -l\n\
                  stat -c %u:%g /testbed .git {JAVA_BUILD_CACHE}\n\
                  id -u\n\
-                 ls {JAVA_BUILD_CACHE}/*-{commit}/ok | wc -l\n\
-                 test -d {JAVA_BUILD_CACHE}/*-{commit}/src/target/test-classes",
+                 ls {JAVA_BUILD_CACHE}/{commit}/ok | wc -l\n\
+                 test -d {JAVA_BUILD_CACHE}/{commit}/src/target/test-classes\n\
+                 test -f {JAVA_BUILD_CACHE}/{commit}/resident/sweforge/Resident.class",
                 commit = repo.commit
             ),
             Duration::from_secs(60),
