@@ -7,7 +7,8 @@
 #
 # Output: SWE_FORGE_TRACE_OUT, JSON {"calls": [{"file", "module", "qualname", "args",
 # "reaches": [...]}], "dropped": N}. At most SWE_FORGE_TRACE_PER_FUNCTION (default 40)
-# distinct argument lists per function.
+# distinct argument lists per function, from at most SWE_FORGE_TRACE_ATTEMPTS (default 200)
+# of its calls.
 
 import json
 import os
@@ -22,6 +23,12 @@ _FILES = {
     for f in json.loads(os.environ.get("SWE_FORGE_TRACE_FILES", "[]"))
 }
 _PER_FUNCTION = int(os.environ.get("SWE_FORGE_TRACE_PER_FUNCTION", "40"))
+# Calls per function whose arguments are tried as source; after that the function's calls
+# are only followed (what they reach), not written back: a function whose arguments never can
+# be (a method of an object that is not a literal) would otherwise pay for the attempt on every
+# one of its calls, which made tracing a real suite many times slower than running it.
+_ATTEMPTS = int(os.environ.get("SWE_FORGE_TRACE_ATTEMPTS", "200"))
+_attempts = {}
 _OUT = os.environ.get("SWE_FORGE_TRACE_OUT", "trace.json")
 
 _code_info = {}  # code object -> None (not ours) or (file, module, qualname)
@@ -130,7 +137,8 @@ def _profile(frame, event, arg):
             if scenario_reaches is not None:
                 scenario_reaches.add(fid)
                 reaches = scenario_reaches
-            elif _per_function.get(fid, 0) < _PER_FUNCTION:
+            elif _per_function.get(fid, 0) < _PER_FUNCTION and _attempts.get(fid, 0) < _ATTEMPTS:
+                _attempts[fid] = _attempts.get(fid, 0) + 1
                 try:
                     src = _call_source(frame, qualname)
                 except literal.Refused:
