@@ -141,13 +141,7 @@ fn the_shortcuts_of_verification_give_the_same_tasks() {
 /// protocol with fresh processes does.
 #[test]
 fn the_shortcuts_give_the_same_synthesized_tasks() {
-    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/pyshelf");
-    let out = bin()
-        .args(["mutate", seed.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let all = stdout_lines(&out);
+    let all = demo_candidates("pyshelf");
     let dir = tempfile::tempdir().unwrap();
     let cands = dir.path().join("cands.jsonl");
     std::fs::write(

@@ -10,12 +10,7 @@ use std::process::Command;
 #[test]
 fn survivors_get_synthesized_tests_or_an_equivalence_verdict() {
     let seed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/pyshelf");
-    let out = bin()
-        .args(["mutate", seed.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let all = stdout_lines(&out);
+    let all = demo_candidates("pyshelf");
     // `0 < i < len(words) - 1` → `- 0`: a small word at the end stays lower-case; the
     // repository's tests never end a title with one.
     let survivor = pick_candidate(&all, "title_case", "len(words) - 0");

@@ -786,23 +786,8 @@ impl PidsCgroup {
     }
 
     fn kill_all(&self) {
-        for _ in 0..200 {
-            let procs = fs::read_to_string(self.procs_file()).unwrap_or_default();
-            let pids: Vec<i32> = procs
-                .lines()
-                .filter_map(|l| l.trim().parse().ok())
-                .collect();
-            if pids.is_empty() {
-                return;
-            }
-            for pid in pids {
-                // SAFETY: signalling processes that live in our own cgroup.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        // No process has pid 0.
+        self.kill_all_except(0);
     }
 
     fn remove(&self) {

@@ -315,3 +315,16 @@ pub fn pick_candidate(candidates: &[serde_json::Value], function: &str, added: &
         .unwrap_or_else(|| panic!("no candidate in {function} adding `{added}`"))
         .to_string()
 }
+
+/// Every candidate of the embedded demo seed `seed` (`swe-forge mutate seeds/SEED --json`).
+pub fn demo_candidates(seed: &str) -> Vec<serde_json::Value> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("seeds")
+        .join(seed);
+    let out = bin()
+        .args(["mutate", dir.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    stdout_lines(&out)
+}
