@@ -91,6 +91,13 @@ pub struct Baseline {
 
 impl Baseline {
     /// The limits of a verification run.
+    /// The mean CPU seconds of the baseline's runs, where they were measured: what a fresh
+    /// process spends on the whole suite (a resident runner's CPU offset is measured from it).
+    pub fn mean_cpu_s(&self) -> Option<f64> {
+        let cpu: Vec<f64> = self.runs.iter().filter_map(|r| r.cpu_s).collect();
+        (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64)
+    }
+
     pub fn budget(&self) -> RunBudget {
         RunBudget {
             wall: Duration::from_secs_f64(self.run_timeout_s),

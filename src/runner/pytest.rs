@@ -117,8 +117,7 @@ impl Pytest {
         worker: &mut dyn Worker,
         baseline: &crate::baseline::Baseline,
     ) -> Result<Pytest, String> {
-        let cpu: Vec<f64> = baseline.runs.iter().filter_map(|r| r.cpu_s).collect();
-        let fresh_cpu = (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64);
+        let fresh_cpu = baseline.mean_cpu_s();
         self.qualify_resident_on(
             worker,
             &mut |w: &mut dyn Worker| w.reset().map_err(|e| e.to_string()),

@@ -188,8 +188,7 @@ impl Maven {
         }
         crate::runner::resident::compare(baseline, &run)?;
         worker.reset().map_err(|e| e.to_string())?;
-        let cpu: Vec<f64> = baseline.runs.iter().filter_map(|r| r.cpu_s).collect();
-        let fresh_cpu = (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64);
+        let fresh_cpu = baseline.mean_cpu_s();
         let mut m = self.clone();
         m.resident = true;
         m.resident_cpu_offset = match (fresh_cpu, run.cpu_s) {
