@@ -1180,20 +1180,71 @@ fn python_profile(root: &Path, source_files: Vec<String>, test_files: Vec<String
         _ => "none".to_string(),
     };
     let installable = packaging.is_some() || has_setup_py;
+    let tox = read_text(&root.join("tox.ini"))
+        .map(|t| ToxTestenv::parse(&t))
+        .unwrap_or_default();
+    let dependency_groups = pyproject
+        .as_deref()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("dependency-groups")?.as_table().cloned())
+        .unwrap_or_default();
     let mut commands = Vec::new();
     if installable {
-        let mut groups = packaging
+        let mut extras_declared = packaging
             .map(|t| section_entries(t, "project.optional-dependencies"))
             .unwrap_or_default();
-        groups.extend(section_entries(&setup_cfg, "options.extras_require"));
-        // A test extra, else a development one (which usually holds the test tools too).
-        let extra = ["test", "tests", "testing", "dev"]
+        extras_declared.extend(section_entries(&setup_cfg, "options.extras_require"));
+        let declared = |name: &str| extras_declared.iter().any(|(k, _)| k == name);
+        let has_group = |name: &str| dependency_group(&dependency_groups, name).is_some();
+        // A test extra or dependency group (PEP 735), else a development one (which usually
+        // holds the test tools too); and whatever tox's test environment adds.
+        let test_extra = TEST_GROUPS.into_iter().find(|g| declared(g));
+        let test_group = TEST_GROUPS.into_iter().find(|g| has_group(g));
+        let mut extras: Vec<String> = test_extra
+            .or_else(|| (test_group.is_none() && declared("dev")).then_some("dev"))
+            .map(str::to_string)
             .into_iter()
-            .find(|g| groups.iter().any(|(k, _)| k == g));
-        commands.push(match extra {
-            Some(extra) => format!("python -m pip install '.[{extra}]'"),
-            None => "python -m pip install .".to_string(),
+            .collect();
+        for extra in &tox.extras {
+            if declared(extra) && !extras.contains(extra) {
+                extras.push(extra.clone());
+            }
+        }
+        commands.push(if extras.is_empty() {
+            "python -m pip install .".to_string()
+        } else {
+            format!("python -m pip install '.[{}]'", extras.join(","))
         });
+        let mut groups: Vec<String> = test_group
+            .or_else(|| (test_extra.is_none() && has_group("dev")).then_some("dev"))
+            .map(str::to_string)
+            .into_iter()
+            .collect();
+        for group in &tox.dependency_groups {
+            if has_group(group) && !groups.contains(group) {
+                groups.push(group.clone());
+            }
+        }
+        let mut reqs: Vec<String> = Vec::new();
+        for group in &groups {
+            for req in dependency_group(&dependency_groups, group).unwrap_or_default() {
+                if !reqs.contains(&req) {
+                    reqs.push(req);
+                }
+            }
+        }
+        for dep in &tox.deps {
+            if !reqs.contains(dep) {
+                reqs.push(dep.clone());
+            }
+        }
+        if !reqs.is_empty() {
+            let quoted: Vec<String> = reqs
+                .iter()
+                .map(|r| crate::sandbox::shell_quote(r))
+                .collect();
+            commands.push(format!("python -m pip install {}", quoted.join(" ")));
+        }
     }
     for file in &requirements {
         commands.push(format!("python -m pip install -r {file}"));
@@ -1210,6 +1261,110 @@ fn python_profile(root: &Path, source_files: Vec<String>, test_files: Vec<String
         python_path: vec![python_path.to_string()],
         packages: Vec::new(),
         packages_reason: String::new(),
+    }
+}
+
+/// Names of the extras and dependency groups that hold a project's test requirements.
+const TEST_GROUPS: [&str; 3] = ["test", "tests", "testing"];
+
+/// The requirements of one PEP 735 dependency group, its `{include-group = "…"}` entries
+/// resolved (names compared normalized, as the PEP says); `None` when there is no such group.
+fn dependency_group(groups: &toml::Table, name: &str) -> Option<Vec<String>> {
+    fn normalized(name: &str) -> String {
+        name.to_ascii_lowercase().replace(['_', '.'], "-")
+    }
+    fn collect(
+        groups: &toml::Table,
+        name: &str,
+        seen: &mut Vec<String>,
+        out: &mut Vec<String>,
+    ) -> bool {
+        let key = normalized(name);
+        if seen.contains(&key) {
+            return true;
+        }
+        seen.push(key.clone());
+        let Some(items) = groups
+            .iter()
+            .find(|(k, _)| normalized(k) == key)
+            .and_then(|(_, v)| v.as_array())
+        else {
+            return false;
+        };
+        for item in items {
+            if let Some(req) = item.as_str() {
+                let req = req.trim().to_string();
+                if !req.is_empty() && !out.contains(&req) {
+                    out.push(req);
+                }
+            } else if let Some(inc) = item.get("include-group").and_then(|v| v.as_str()) {
+                collect(groups, inc, seen, out);
+            }
+        }
+        true
+    }
+    let mut out = Vec::new();
+    collect(groups, name, &mut Vec::new(), &mut out).then_some(out)
+}
+
+/// What tox's `[testenv]` adds to the project for its tests: `deps` (plain requirements;
+/// `-r`/`-c` lines and tox substitutions are left out), `extras` and `dependency_groups`.
+#[derive(Debug, Default, PartialEq)]
+struct ToxTestenv {
+    deps: Vec<String>,
+    extras: Vec<String>,
+    dependency_groups: Vec<String>,
+}
+
+impl ToxTestenv {
+    fn parse(ini: &str) -> ToxTestenv {
+        let mut env = ToxTestenv::default();
+        let mut inside = false;
+        let mut key: Option<String> = None;
+        for raw in ini.lines() {
+            let trimmed = raw.trim();
+            if let Some(name) = trimmed.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+                inside = name.trim() == "testenv";
+                key = None;
+                continue;
+            }
+            if !inside {
+                continue;
+            }
+            let line = raw.split(" #").next().unwrap_or(raw);
+            let (value, continues) = if raw.starts_with([' ', '\t']) {
+                (line.trim(), true)
+            } else if let Some((k, v)) = line.split_once('=') {
+                key = Some(k.trim().to_string());
+                (v.trim(), false)
+            } else {
+                key = None;
+                continue;
+            };
+            if continues && key.is_none() {
+                continue;
+            }
+            let list = match key.as_deref() {
+                Some("deps") => &mut env.deps,
+                Some("extras") => &mut env.extras,
+                Some("dependency_groups") => &mut env.dependency_groups,
+                _ => continue,
+            };
+            for item in value.split(if key.as_deref() == Some("deps") {
+                '\n'
+            } else {
+                ','
+            }) {
+                let item = item.trim();
+                if item.is_empty() || item.starts_with(['#', '-']) || item.contains(['{', '}']) {
+                    continue;
+                }
+                if !list.iter().any(|x| x == item) {
+                    list.push(item.to_string());
+                }
+            }
+        }
+        env
     }
 }
 
@@ -1600,6 +1755,67 @@ mod tests {
         let p = profile(root.path(), &s).unwrap();
         assert_eq!(p.install_command.as_deref(), Some("make deps"));
         assert_eq!(p.source_files, ["calc/ops.py"]);
+    }
+
+    #[test]
+    fn installs_the_test_dependency_group_and_what_tox_adds() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let pyproject = r#"[build-system]
+requires = ["flit_core"]
+build-backend = "flit_core.buildapi"
+
+[project]
+name = "geo"
+
+[project.optional-dependencies]
+fast = ["numpy"]
+
+[dependency-groups]
+lint = ["ruff"]
+Tests = [
+  "pytest",
+  "simplejson>=3",
+]
+dev = [{ include-group = "tests" }, { include-group = "lint" }, "tox"]
+"#;
+        write(r, "pyproject.toml", pyproject);
+        write(r, "geo/__init__.py", "");
+        write(r, "tests/test_geo.py", "def test_geo():\n    pass\n");
+        write(
+            r,
+            "tox.ini",
+            "[tox]\nenv_list = py3\n\n[testenv]\ndeps =\n    babel\n    -r requirements/docs.txt\n    \
+             {[base]deps}\nextras =\n    fast\n    missing\ncommands = pytest {posargs}\n\n\
+             [testenv:lint]\ndeps = flake8\n",
+        );
+        let p = profile(r, &seed("geo", ".", Language::Python)).unwrap();
+        assert_eq!(
+            p.install_command.as_deref(),
+            Some("python -m pip install '.[fast]' && python -m pip install pytest 'simplejson>=3' babel")
+        );
+        let table = pyproject.parse::<toml::Table>().unwrap();
+        let groups = table["dependency-groups"].as_table().unwrap();
+        assert_eq!(
+            dependency_group(groups, "dev").unwrap(),
+            ["pytest", "simplejson>=3", "ruff", "tox"]
+        );
+        assert_eq!(dependency_group(groups, "docs"), None);
+    }
+
+    #[test]
+    fn tox_testenv_lists() {
+        let env = ToxTestenv::parse(
+            "[testenv]\npackage = editable\ndeps = pytest-mock  # mocks\nextras = tests, yaml\n\
+             dependency_groups = dev\npass_env =\n    FORCE_COLOR\n[testenv:docs]\ndeps = sphinx\n",
+        );
+        assert_eq!(env.deps, ["pytest-mock"]);
+        assert_eq!(env.extras, ["tests", "yaml"]);
+        assert_eq!(env.dependency_groups, ["dev"]);
+        assert_eq!(
+            ToxTestenv::parse("[tox]\nenv_list = py3\n"),
+            ToxTestenv::default()
+        );
     }
 
     #[test]
