@@ -1183,18 +1183,35 @@ fn python_profile(root: &Path, source_files: Vec<String>, test_files: Vec<String
     let tox = read_text(&root.join("tox.ini"))
         .map(|t| ToxTestenv::parse(&t))
         .unwrap_or_default();
-    let dependency_groups = pyproject
-        .as_deref()
-        .and_then(|t| t.parse::<toml::Table>().ok())
+    let pyproject_table = packaging.and_then(|t| t.parse::<toml::Table>().ok());
+    let dependency_groups = pyproject_table
+        .as_ref()
         .and_then(|t| t.get("dependency-groups")?.as_table().cloned())
         .unwrap_or_default();
     let mut commands = Vec::new();
     if installable {
-        let mut extras_declared = packaging
-            .map(|t| section_entries(t, "project.optional-dependencies"))
-            .unwrap_or_default();
-        extras_declared.extend(section_entries(&setup_cfg, "options.extras_require"));
-        let declared = |name: &str| extras_declared.iter().any(|(k, _)| k == name);
+        // Extras as TOML reads them (`optional-dependencies.tests = [...]` under `[project]`
+        // is one too); the line scan where the file does not parse.
+        let mut extras_declared: Vec<String> = match &pyproject_table {
+            Some(t) => t
+                .get("project")
+                .and_then(|p| p.get("optional-dependencies"))
+                .and_then(|o| o.as_table())
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default(),
+            None => packaging
+                .map(|t| section_entries(t, "project.optional-dependencies"))
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect(),
+        };
+        extras_declared.extend(
+            section_entries(&setup_cfg, "options.extras_require")
+                .into_iter()
+                .map(|(k, _)| k),
+        );
+        let declared = |name: &str| extras_declared.iter().any(|k| k == name);
         let has_group = |name: &str| dependency_group(&dependency_groups, name).is_some();
         // A test extra or dependency group (PEP 735), else a development one (which usually
         // holds the test tools too); and whatever tox's test environment adds.
@@ -1206,7 +1223,10 @@ fn python_profile(root: &Path, source_files: Vec<String>, test_files: Vec<String
             .into_iter()
             .collect();
         for extra in &tox.extras {
-            if declared(extra) && !extras.contains(extra) {
+            if declared(extra)
+                && !extras.contains(extra)
+                && !NOT_TEST_EXTRAS.contains(&extra.as_str())
+            {
                 extras.push(extra.clone());
             }
         }
@@ -1266,6 +1286,14 @@ fn python_profile(root: &Path, source_files: Vec<String>, test_files: Vec<String
 
 /// Names of the extras and dependency groups that hold a project's test requirements.
 const TEST_GROUPS: [&str; 3] = ["test", "tests", "testing"];
+
+/// Extras a tox environment installs that are not test requirements: linters and type
+/// checkers run as pytest plugins (pytest-enabler turns them on when installed), whose
+/// "tests" a mutant fails for its style, not its behaviour; coverage and docs.
+const NOT_TEST_EXTRAS: [&str; 11] = [
+    "check", "cover", "coverage", "enabler", "type", "types", "typing", "lint", "mypy", "doc",
+    "docs",
+];
 
 /// The requirements of one PEP 735 dependency group, its `{include-group = "…"}` entries
 /// resolved (names compared normalized, as the PEP says); `None` when there is no such group.
@@ -1767,9 +1795,8 @@ build-backend = "flit_core.buildapi"
 
 [project]
 name = "geo"
-
-[project.optional-dependencies]
-fast = ["numpy"]
+optional-dependencies.fast = ["numpy"]
+optional-dependencies.type = ["pytest-mypy"]
 
 [dependency-groups]
 lint = ["ruff"]
@@ -1786,7 +1813,7 @@ dev = [{ include-group = "tests" }, { include-group = "lint" }, "tox"]
             r,
             "tox.ini",
             "[tox]\nenv_list = py3\n\n[testenv]\ndeps =\n    babel\n    -r requirements/docs.txt\n    \
-             {[base]deps}\nextras =\n    fast\n    missing\ncommands = pytest {posargs}\n\n\
+             {[base]deps}\nextras =\n    fast\n    missing\n    type\ncommands = pytest {posargs}\n\n\
              [testenv:lint]\ndeps = flake8\n",
         );
         let p = profile(r, &seed("geo", ".", Language::Python)).unwrap();

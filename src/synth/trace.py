@@ -43,20 +43,23 @@ _scenario_objects = []  # keeps the objects alive so ids are not reused
 _SCENARIOS_PER_CLASS = int(os.environ.get("SWE_FORGE_TRACE_SCENARIOS", "40"))
 _scenario_count = {}
 _busy = [False]
+_UNSEEN = object()
+_spent = set()  # function ids whose arguments are no longer tried
+_open = {}  # class name -> its scenarios still open
+_live = []  # reach sets of the recording calls on the stack, innermost last
 
 
 def _info(frame):
+    """(file, module, qualname, function id, fast-path class) of a frame's code when it is a
+    named function of the repository's source files, else None; cached per code object."""
     code = frame.f_code
-    try:
-        return _code_info[code]
-    except KeyError:
-        pass
     rel = _FILES.get(os.path.realpath(code.co_filename)) if code.co_filename else None
     info = None
     if rel is not None:
         qualname = getattr(code, "co_qualname", code.co_name)
         if "<" not in qualname:  # not a lambda, comprehension, local function or module body
-            info = (rel, frame.f_globals.get("__name__", ""), qualname)
+            cls = qualname.split(".")[0] if qualname.count(".") == 1 else None
+            info = (rel, frame.f_globals.get("__name__", ""), qualname, rel + "::" + qualname, cls)
     _code_info[code] = info
     return info
 
@@ -117,58 +120,90 @@ def _repo_modules():
     return _repo_modules_cache[0]
 
 
-def _profile(frame, event, arg):
-    if _busy[0]:
-        return
-    if event == "call":
+def _local(frame, event, arg):
+    if event == "return" and _stack and _stack[-1][0] is frame:
+        if _stack.pop()[2] is not None:
+            _live.pop()
+    return _local
+
+
+def _global(frame, event, arg, _known=_code_info.get):
+    """sys.settrace's callback, called at each Python function call (not at builtin calls,
+    as a profile function would be). Foreign code costs a dict lookup; a function of ours
+    whose arguments are no longer tried costs the same while no recording call is on the
+    stack and no scenario of its class is open. Frames it keeps get no line events: only
+    their return, which pops them."""
+    info = _known(frame.f_code, _UNSEEN)
+    if info is None:
+        return None
+    if info is _UNSEEN:
         info = _info(frame)
         if info is None:
-            return
-        rel, module, qualname = info
-        fid = rel + "::" + qualname
-        for entry in _stack:
-            if entry[2] is not None:
-                entry[2].add(fid)
-        key = None
-        reaches = None
-        _busy[0] = True
-        try:
-            scenario_reaches = _follow(frame, rel, module, qualname)
-            if scenario_reaches is not None:
-                scenario_reaches.add(fid)
-                reaches = scenario_reaches
-            elif _per_function.get(fid, 0) < _PER_FUNCTION and _attempts.get(fid, 0) < _ATTEMPTS:
-                _attempts[fid] = _attempts.get(fid, 0) + 1
-                try:
-                    src = _call_source(frame, qualname)
-                except literal.Refused:
-                    src = None
-                except Exception:
-                    src = None
-                if src is not None:
-                    key = (fid, src[0], src[1])
-                    record = _calls.get(key)
-                    if record is None:
-                        _per_function[fid] = _per_function.get(fid, 0) + 1
-                        record = {
-                            "file": rel,
-                            "module": module,
-                            "qualname": qualname,
-                            "receiver": src[0],
-                            "args": src[1],
-                            "imports": src[2],
-                            "reaches": set([fid]),
-                        }
-                        _calls[key] = record
-                    reaches = record["reaches"]
-                else:
-                    _dropped[0] += 1
-        finally:
-            _busy[0] = False
-        _stack.append((frame, key, reaches, id(frame.f_locals.get("self")) if "." in qualname else None))
-    elif event == "return":
-        if _stack and _stack[-1][0] is frame:
-            _stack.pop()
+            return None
+    if _busy[0]:
+        return None
+    rel, module, qualname, fid, cls = info
+    if not _live and fid in _spent and (cls is None or not _open.get(cls)):
+        return None
+    for reaches in _live:
+        reaches.add(fid)
+    key = None
+    reaches = None
+    _busy[0] = True
+    try:
+        scenario_reaches = _follow(frame, rel, module, qualname)
+        if scenario_reaches is not None:
+            scenario_reaches.add(fid)
+            reaches = scenario_reaches
+        elif _per_function.get(fid, 0) < _PER_FUNCTION and _attempts.get(fid, 0) < _ATTEMPTS:
+            _attempts[fid] = _attempts.get(fid, 0) + 1
+            try:
+                src = _call_source(frame, qualname)
+            except literal.Refused:
+                src = None
+            except Exception:
+                src = None
+            if src is not None:
+                key = (fid, src[0], src[1])
+                record = _calls.get(key)
+                if record is None:
+                    _per_function[fid] = _per_function.get(fid, 0) + 1
+                    record = {
+                        "file": rel,
+                        "module": module,
+                        "qualname": qualname,
+                        "receiver": src[0],
+                        "args": src[1],
+                        "imports": src[2],
+                        "reaches": set([fid]),
+                    }
+                    _calls[key] = record
+                reaches = record["reaches"]
+            else:
+                _dropped[0] += 1
+        else:
+            _dropped[0] += 1
+        if (
+            _per_function.get(fid, 0) >= _PER_FUNCTION or _attempts.get(fid, 0) >= _ATTEMPTS
+        ) and (
+            cls is None
+            or not qualname.endswith(".__init__")
+            or _scenario_count.get(qualname, 0) >= _SCENARIOS_PER_CLASS
+        ):
+            _spent.add(fid)
+    finally:
+        _busy[0] = False
+    _stack.append((frame, key, reaches, id(frame.f_locals.get("self")) if "." in qualname else None))
+    if reaches is not None:
+        _live.append(reaches)
+    frame.f_trace_lines = False
+    return _local
+
+
+def _close(sc):
+    if sc["open"]:
+        sc["open"] = False
+        _open[sc["cls"]] -= 1
 
 
 def _follow(frame, rel, module, qualname):
@@ -198,7 +233,11 @@ def _follow(frame, rel, module, qualname):
             "file": rel, "module": module, "cls": cls, "ctor_args": src[0],
             "imports": set(src[1]), "steps": [], "open": True, "reaches": set(),
         }
+        old = _scenarios.get(oid)
+        if old is not None:
+            _close(old)
         _scenarios[oid] = sc
+        _open[cls] = _open.get(cls, 0) + 1
         _scenario_objects.append(obj)
         return sc["reaches"]
     sc = _scenarios.get(oid)
@@ -208,14 +247,14 @@ def _follow(frame, rel, module, qualname):
     if any(entry[3] == oid for entry in _stack):
         return None
     if not sc["open"] or method.startswith("_") or len(sc["steps"]) >= 12:
-        sc["open"] = False
+        _close(sc)
         return None
     try:
         src = _args_source(frame, qualname, 1)
     except Exception:
         src = None
     if src is None:
-        sc["open"] = False  # the sequence can no longer be replayed past this point
+        _close(sc)  # the sequence can no longer be replayed past this point
         return None
     sc["steps"].append({"method": method, "args": src[0]})
     sc["imports"].update(src[1])
@@ -265,13 +304,19 @@ def _args_source(frame, qualname, start):
 
 
 def pytest_configure(config):
-    sys.setprofile(_profile)
-    threading.setprofile(_profile)
+    sys.settrace(_global)
+    threading.settrace(_global)
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    # An object a test made is not followed into the next test: its scenario ends with it.
+    for sc in _scenarios.values():
+        _close(sc)
 
 
 def pytest_unconfigure(config):
-    sys.setprofile(None)
-    threading.setprofile(None)
+    sys.settrace(None)
+    threading.settrace(None)
     calls = []
     for record in _calls.values():
         record = dict(record)
