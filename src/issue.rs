@@ -81,11 +81,140 @@ fn compared_values(observed: &str) -> Option<(Option<String>, String, String)> {
     Some((call, actual.to_string(), expected.to_string()))
 }
 
+/// A failed doctest as pytest reports it: the numbered docstring lines up to the failing
+/// example, then `Expected:`/`Got:` (a wrong output) or `UNEXPECTED EXCEPTION:` and the
+/// traceback (it raised). What a user would paste: the example, what the documentation
+/// says it prints, and what it printed or raised.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DoctestFailure {
+    /// The example as written, `>>> ` and `... ` prompts included.
+    pub example: String,
+    /// What the docstring says the example prints (empty: nothing).
+    pub expected: String,
+    /// What it printed, or `None` when it raised.
+    pub got: Option<String>,
+    /// The exception's last traceback line (`ValueError: …`) when it raised.
+    pub raised: Option<String>,
+}
+
+impl DoctestFailure {
+    pub fn parse(report: &str) -> Option<DoctestFailure> {
+        let lines: Vec<&str> = report.lines().collect();
+        let at = lines.iter().position(|l| {
+            *l == "Expected:" || *l == "Expected nothing" || l.starts_with("UNEXPECTED EXCEPTION: ")
+        })?;
+        // The docstring lines carry their line number: `152         >>> intcomma(100)`.
+        let numbered = |l: &str| -> Option<String> {
+            let (n, rest) = l.split_once(' ')?;
+            (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| rest.trim().to_string())
+        };
+        let mut example: Vec<String> = Vec::new();
+        for l in lines[..at].iter().rev() {
+            let text = numbered(l)?;
+            let prompt = text.starts_with(">>>");
+            if prompt || text.starts_with("...") {
+                example.push(text);
+                if prompt {
+                    break;
+                }
+            } else {
+                example.clear();
+            }
+        }
+        if !example.last().is_some_and(|l| l.starts_with(">>>")) {
+            return None;
+        }
+        example.reverse();
+        let is_trailer =
+            |l: &str| l.ends_with(": DocTestFailure") || l.ends_with(": UnexpectedException");
+        let block = |from: usize, stop: &dyn Fn(&str) -> bool| -> (String, usize) {
+            let mut out = Vec::new();
+            let mut i = from;
+            while i < lines.len() && !stop(lines[i]) && !is_trailer(lines[i]) {
+                out.push(lines[i].strip_prefix("    ").unwrap_or(lines[i]));
+                i += 1;
+            }
+            (out.join("\n").trim_end().to_string(), i)
+        };
+        if let Some(exc) = lines[at].strip_prefix("UNEXPECTED EXCEPTION: ") {
+            let last = lines[at + 1..]
+                .iter()
+                .take_while(|l| !is_trailer(l))
+                .filter(|l| !l.trim().is_empty())
+                .last()
+                .map(|l| l.trim().to_string())
+                .unwrap_or_else(|| exc.trim().to_string());
+            return Some(DoctestFailure {
+                example: example.join("\n"),
+                expected: String::new(),
+                got: None,
+                raised: Some(last),
+            });
+        }
+        let (expected, next) = if lines[at] == "Expected nothing" {
+            (String::new(), at + 1)
+        } else {
+            block(at + 1, &|l| l == "Got:" || l == "Got nothing")
+        };
+        let got = match lines.get(next) {
+            Some(&"Got nothing") => String::new(),
+            Some(&"Got:") => block(next + 1, &|_| false).0,
+            _ => return None,
+        };
+        Some(DoctestFailure {
+            example: example.join("\n"),
+            expected,
+            got: Some(got),
+            raised: None,
+        })
+    }
+
+    /// The example's code, without prompts (`intcomma(100)`).
+    pub fn code(&self) -> String {
+        self.example
+            .lines()
+            .map(|l| {
+                l.strip_prefix(">>> ")
+                    .or_else(|| l.strip_prefix("... "))
+                    .unwrap_or(l)
+            })
+            .map(|l| l.trim_start_matches(">>>").trim_start_matches("..."))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The report as a user pastes it: the example, then what it printed or raised.
+    pub fn pasted(&self) -> String {
+        match (&self.got, &self.raised) {
+            (Some(got), _) => format!(
+                "{}\n{}",
+                self.example,
+                if got.is_empty() {
+                    "(nothing printed)"
+                } else {
+                    got
+                }
+            ),
+            (None, Some(raised)) => format!(
+                "{}\nTraceback (most recent call last):\n  ...\n{raised}",
+                self.example
+            ),
+            (None, None) => self.example.clone(),
+        }
+    }
+}
+
 /// The longest title that quotes the outcome; a longer one names only its kind.
 const TITLE_CHARS: usize = 100;
 
 /// The title: the symptom as a user names it.
-fn symptom_title(public: &str, calls: &[crate::synth::Distinguishing], observed: &str) -> String {
+fn symptom_title(
+    public: &str,
+    calls: &[crate::synth::Distinguishing],
+    observed: &str,
+    doctest: Option<&DoctestFailure>,
+) -> String {
     if let Some(d) = calls.first() {
         let title = format!("`{}` {}", d.call_text(), d.buggy.describe());
         if title.chars().count() <= TITLE_CHARS {
@@ -97,6 +226,26 @@ fn symptom_title(public: &str, calls: &[crate::synth::Distinguishing], observed:
             }
             _ => format!("`{}` returns an unexpected result", d.call_text()),
         };
+    }
+    if let Some(d) = doctest {
+        let code = d.code();
+        let title = match (&d.got, &d.raised) {
+            (Some(got), _) if !got.contains('\n') && !d.expected.contains('\n') => format!(
+                "`{code}` gives {} instead of {}",
+                if got.is_empty() { "nothing" } else { got },
+                if d.expected.is_empty() {
+                    "nothing"
+                } else {
+                    &d.expected
+                }
+            ),
+            (None, Some(raised)) => format!("`{code}` raises {raised}"),
+            _ => format!("`{code}` does not give the documented output"),
+        };
+        if !code.contains('\n') && title.chars().count() <= TITLE_CHARS {
+            return title;
+        }
+        return format!("The documented example of `{public}` does not work");
     }
     let first = observed.lines().next().unwrap_or("").trim();
     if let Some(exc) = first.strip_prefix("Failed: DID NOT RAISE ") {
@@ -239,10 +388,23 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
             }))
         })
         .collect();
-    let observed = observed_failure(input);
+    let doctest = failing_doctest(input);
+    let observed = match &doctest {
+        Some(d) => d.pasted(),
+        None => observed_failure(input),
+    };
     let wording = wording(&cand.category)?;
-    let title = symptom_title(&public, input.cases, &observed);
+    let title = symptom_title(&public, input.cases, &observed, doctest.as_ref());
     let compared = compared_values(&observed);
+    let doctest_value = doctest.as_ref().map(|d| {
+        minijinja::Value::from_serialize(serde_json::json!({
+            "example": d.example,
+            "code": d.code(),
+            "expected": d.expected,
+            "got": d.got,
+            "raised": d.raised,
+        }))
+    });
     let text = env
         .get_template(&name)
         .and_then(|t| {
@@ -254,6 +416,7 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
                 observed => observed,
                 observed_first => observed.lines().next().unwrap_or("").trim(),
                 expected => compared.as_ref().map(|(_, _, e)| e.clone()),
+                doctest => doctest_value,
                 calls => calls,
                 imports => imports.into_iter().collect::<Vec<_>>(),
                 failing_count => input.fail_to_pass.len(),
@@ -323,11 +486,25 @@ pub fn key_values(input: &IssueInput<'_>) -> Vec<String> {
         }
     }
     if input.cases.is_empty() {
-        for l in observed_failure(input).lines() {
+        let observed = match failing_doctest(input) {
+            Some(d) => d.pasted(),
+            None => observed_failure(input),
+        };
+        for l in observed.lines() {
             push(l.to_string());
         }
     }
     out
+}
+
+/// The first FAIL_TO_PASS test of the buggy run that is a failed doctest, parsed.
+fn failing_doctest(input: &IssueInput<'_>) -> Option<DoctestFailure> {
+    let run = input.buggy_run?;
+    input
+        .fail_to_pass
+        .iter()
+        .filter_map(|t| run.results.get(t)?.message.as_deref())
+        .find_map(DoctestFailure::parse)
 }
 
 /// The first failure message of the buggy run, without lines that point into test files.
@@ -525,6 +702,87 @@ mod tests {
         assert!(lengths[0] < lengths[1], "{lengths:?}");
     }
 
+    const DOCTEST_GOT: &str = "145 Converts an integer to a string.\n146 \n147     Examples:\n148         >>> intcomma(10)\n149         '10'\n150         >>> intcomma(\n151         ...     1000)\nExpected:\n    '1,000'\nGot:\n    '1000'\n\n/tmp/swe-forge-wt-x/worker-1/repo/src/num.py:150: DocTestFailure";
+    const DOCTEST_RAISED: &str = "150     Examples:\n151         >>> intcomma(100)\nUNEXPECTED EXCEPTION: ValueError('Format specifier missing precision')\nTraceback (most recent call last):\n  File \"/usr/lib/python3.11/doctest.py\", line 1353, in __run\n    exec(compile(example.source, filename, \"single\",\n  File \"<doctest num.intcomma[0]>\", line 1, in <module>\n  File \"/w/src/num.py\", line 199, in intcomma\n    result = f\"{value:,.{ndigits}f}\"\nValueError: Format specifier missing precision\n/w/src/num.py:151: UnexpectedException";
+
+    #[test]
+    fn a_doctest_failure_is_its_example_and_outputs() {
+        let d = DoctestFailure::parse(DOCTEST_GOT).unwrap();
+        assert_eq!(d.example, ">>> intcomma(\n...     1000)");
+        assert_eq!(d.code(), "intcomma(\n    1000)");
+        assert_eq!(d.expected, "'1,000'");
+        assert_eq!(d.got.as_deref(), Some("'1000'"));
+        assert_eq!(d.pasted(), ">>> intcomma(\n...     1000)\n'1000'");
+        let r = DoctestFailure::parse(DOCTEST_RAISED).unwrap();
+        assert_eq!(r.example, ">>> intcomma(100)");
+        assert_eq!(r.got, None);
+        assert_eq!(
+            r.raised.as_deref(),
+            Some("ValueError: Format specifier missing precision")
+        );
+        assert!(!r.pasted().contains("/w/src"), "{}", r.pasted());
+        assert_eq!(
+            symptom_title("intcomma", &[], &r.pasted(), Some(&r)),
+            "`intcomma(100)` raises ValueError: Format specifier missing precision"
+        );
+        let one_line = DoctestFailure::parse(
+            "12     >>> ordinal(3)\nExpected:\n    '3rd'\nGot:\n    '3th'\n\nx.py:12: DocTestFailure",
+        )
+        .unwrap();
+        assert_eq!(
+            symptom_title("ordinal", &[], "", Some(&one_line)),
+            "`ordinal(3)` gives '3th' instead of '3rd'"
+        );
+        assert_eq!(DoctestFailure::parse("AssertionError: assert 1 == 2"), None);
+    }
+
+    #[test]
+    fn a_doctest_task_reports_the_example_at_every_detail() {
+        let mut run: Run = serde_json::from_value(serde_json::json!({
+            "label": "buggy#1", "end": "exited", "exit_code": 1, "results": {},
+            "duration_s": 1.0, "log_digest": "d"
+        }))
+        .unwrap();
+        let id = "src/num.py::num.intcomma".to_string();
+        run.results.insert(
+            id.clone(),
+            crate::run::TestResult {
+                status: crate::run::TestStatus::Failed,
+                duration_s: 0.1,
+                message: Some(DOCTEST_GOT.to_string()),
+            },
+        );
+        let f2p = [id];
+        for n in 0..24u32 {
+            let c = cand(
+                &format!("{:08x}{:08x}", n * 0x1111_1111, n * 0x0777_7777),
+                "logic",
+            );
+            let input = IssueInput {
+                candidate: &c,
+                buggy_run: Some(&run),
+                fail_to_pass: &f2p,
+                test_files: &[],
+                cases: &[],
+            };
+            let issue = problem_statement(&input).unwrap();
+            assert!(!issue.text.contains("DocTestFailure"), "{}", issue.text);
+            assert!(!issue.text.contains("/tmp/"), "{}", issue.text);
+            assert!(!issue.text.contains("148 "), "{}", issue.text);
+            assert!(issue.text.contains("intcomma("), "{}", issue.text);
+            if issue.detail == "detailed" {
+                assert!(issue.text.contains("'1,000'"), "{}", issue.text);
+            }
+            if issue.detail == "normal" {
+                assert!(
+                    issue.text.contains("...     1000)\n'1000'"),
+                    "{}",
+                    issue.text
+                );
+            }
+        }
+    }
+
     #[test]
     fn an_assertion_gives_the_call_and_the_compared_values() {
         let observed =
@@ -538,11 +796,11 @@ mod tests {
             ))
         );
         assert_eq!(
-            symptom_title("plural", &[], observed),
+            symptom_title("plural", &[], observed, None),
             "`plural('person')` returns 'persons' instead of 'people'"
         );
         assert_eq!(
-            symptom_title("plural", &[], "AssertionError: assert 3 == 4"),
+            symptom_title("plural", &[], "AssertionError: assert 3 == 4", None),
             "`plural`: got 3 where 4 is expected"
         );
         assert_eq!(compared_values("ValueError: bad"), None);
@@ -551,7 +809,7 @@ mod tests {
             None
         );
         assert_eq!(
-            symptom_title("convert", &[], "Failed: DID NOT RAISE ValueError"),
+            symptom_title("convert", &[], "Failed: DID NOT RAISE ValueError", None),
             "`convert` does not raise ValueError"
         );
     }

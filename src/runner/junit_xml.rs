@@ -18,12 +18,17 @@ pub struct Case {
 /// Parse a JUnit XML document into its test cases, in document order.
 pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
     let mut reader = Reader::from_str(xml);
-    reader.config_mut().trim_text(true);
+    // Untrimmed: a captured report keeps its indentation around entities (`148     &gt;&gt;&gt; f()`).
+    reader.config_mut().trim_text(false);
     let mut cases = Vec::new();
     let mut current: Option<Case> = None;
     // Inside the `<error>` of a collection failure (pytest: `message="collection failure"`),
     // whose text is the traceback: its last `E ` line (the exception) joins the message.
     let mut collection_error = false;
+    // Inside a `<failure>`/`<error>` whose message pytest cut short ("[+N more lines; full
+    // report in element text]"): a doctest's report (its example, expected and got) is then
+    // taken from the element text.
+    let mut truncated = false;
     let mut collection_text = String::new();
     loop {
         let event = reader
@@ -72,13 +77,16 @@ pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
                         case.result.message = attrs.get("message").map(|m| truncate(m, 2000));
                         collection_error = status == TestStatus::Error
                             && case.result.message.as_deref() == Some("collection failure");
+                        truncated = case.result.message.as_deref().is_some_and(|m| {
+                            m.trim_end().ends_with("full report in element text]")
+                        });
                     }
                 }
             }
-            Event::Text(t) if collection_error => {
+            Event::Text(t) if collection_error || truncated => {
                 collection_text.push_str(&t.decode().unwrap_or_default());
             }
-            Event::GeneralRef(r) if collection_error => {
+            Event::GeneralRef(r) if collection_error || truncated => {
                 let name = r.decode().unwrap_or_default();
                 collection_text.push_str(match name.as_ref() {
                     "lt" => "<",
@@ -99,6 +107,16 @@ pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
                     case.result.message = Some(truncate(&format!("collection failure: {e}"), 2000));
                 }
                 collection_error = false;
+                collection_text.clear();
+            }
+            Event::End(e) if truncated && matches!(e.name().as_ref(), b"failure" | b"error") => {
+                let last = collection_text.trim_end().lines().last().unwrap_or("");
+                if last.ends_with(": DocTestFailure") || last.ends_with(": UnexpectedException") {
+                    if let Some(case) = current.as_mut() {
+                        case.result.message = Some(truncate(collection_text.trim_end(), 4000));
+                    }
+                }
+                truncated = false;
                 collection_text.clear();
             }
             Event::End(e) if e.name().as_ref() == b"testcase" => {
@@ -226,6 +244,24 @@ mod tests {
 <testcase classname="tests.test_money" name="test_later" file="tests/test_money.py" line="30" time="0.0"><skipped type="pytest.skip" message="later">s</skipped></testcase>
 <testcase classname="tests.sub.test_x.TestA.TestB" name="test_y" time="0.5"></testcase>
 </testsuite></testsuites>"#;
+
+    #[test]
+    fn a_truncated_doctest_report_is_read_from_the_element_text() {
+        let xml = "<testsuites><testsuite><testcase classname=\"src.num\" name=\"num.intcomma\" file=\"src/num.py\" time=\"0.01\"><failure message=\"147 Examples:&#10;148     &gt;&gt;&gt; intcomma(1000)&#10;[+4 more lines; full report in element text]\">147 Examples:\n148     &gt;&gt;&gt; intcomma(1000)\nExpected:\n    '1,000'\nGot:\n    '1000'\n\n/w/src/num.py:148: DocTestFailure</failure></testcase>\
+<testcase classname=\"t\" name=\"test_long\" file=\"t.py\" time=\"0.01\"><failure message=\"assert 1 == 2&#10;[+30 more lines; full report in element text]\">def test_long():\n&gt;   assert 1 == 2\nE   assert 1 == 2\nt.py:2: AssertionError</failure></testcase></testsuite></testsuites>";
+        let cases = parse_cases(xml).unwrap();
+        let doctest = cases[0].result.message.as_deref().unwrap();
+        assert!(
+            doctest.contains("Expected:\n    '1,000'\nGot:\n    '1000'"),
+            "{doctest}"
+        );
+        assert!(doctest.contains(">>> intcomma(1000)"), "{doctest}");
+        // Any other failure keeps pytest's message.
+        assert_eq!(
+            cases[1].result.message.as_deref(),
+            Some("assert 1 == 2\n[+30 more lines; full report in element text]")
+        );
+    }
 
     #[test]
     fn a_collection_failure_keeps_its_exception() {
