@@ -101,6 +101,19 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// See [`Run::collection_error`].
+pub fn collection_error_of<'a>(errors: &'a BTreeMap<String, String>, id: &str) -> Option<&'a str> {
+    let file = id.split("::").next()?;
+    if let Some(e) = errors.get(file) {
+        return Some(e);
+    }
+    errors.iter().find_map(|(path, e)| {
+        let dir = path.strip_suffix("conftest.py")?;
+        (dir.is_empty() || dir.ends_with('/')).then_some(())?;
+        file.starts_with(dir).then_some(e.as_str())
+    })
+}
+
 impl Run {
     pub fn timed_out(&self) -> bool {
         self.end == RunEnd::TimedOut
@@ -140,10 +153,11 @@ impl Run {
         }
     }
 
-    /// The collection error of the file holding the test `id` (`file::name`), if any.
+    /// The collection error of the file holding the test `id` (`file::name`), if any: that
+    /// file's, or that of a `conftest.py` that failed to load in its directory or above (its
+    /// tests could not be collected at all).
     pub fn collection_error(&self, id: &str) -> Option<&str> {
-        let file = id.split("::").next()?;
-        self.collection_errors.get(file).map(String::as_str)
+        collection_error_of(&self.collection_errors, id)
     }
 
     /// Ids whose status is FAILED or ERROR.
@@ -277,5 +291,25 @@ mod tests {
             "{}",
             run.summary()
         );
+    }
+
+    #[test]
+    fn a_conftest_that_failed_to_load_errors_every_test_below_it() {
+        let mut run = run_with("assert 1 == 2");
+        run.collection_errors
+            .insert("tests/unit/conftest.py".into(), "AttributeError: x".into());
+        assert_eq!(
+            run.status("tests/unit/test_b.py::test_y"),
+            TestStatus::Error
+        );
+        assert_eq!(run.status("tests/unit2/test_c.py::t"), TestStatus::Missing);
+        assert_eq!(run.status("tests/test_c.py::t"), TestStatus::Missing);
+        run.collection_errors
+            .insert("conftest.py".into(), "ImportError: y".into());
+        assert_eq!(
+            run.collection_error("tests/test_c.py::t"),
+            Some("ImportError: y")
+        );
+        assert_eq!(run.status("tests/test_c.py::t"), TestStatus::Error);
     }
 }

@@ -279,7 +279,14 @@ impl Pytest {
                 }
             }
             None => {
-                if out.end == RunEnd::Exited && anomaly.is_none() {
+                // pytest could not load a conftest.py (the bug breaks an import it makes):
+                // it exits 4 before collecting anything, and every test below it is an ERROR.
+                if let Some((conftest, error)) = (out.exit_code == Some(4))
+                    .then(|| conftest_failure(&out.stdout, &out.stderr, worker.root()))
+                    .flatten()
+                {
+                    collection_errors.insert(conftest, error);
+                } else if out.end == RunEnd::Exited && anomaly.is_none() {
                     anomaly = Some(format!(
                         "no report written (exit {}): {}",
                         out.exit_code.unwrap_or(-1),
@@ -294,8 +301,7 @@ impl Pytest {
         let mut uncollected = 0;
         if let Some(requested) = tests {
             for id in requested {
-                let file = id.split("::").next().unwrap_or(id);
-                let result = match collection_errors.get(file) {
+                let result = match crate::run::collection_error_of(&collection_errors, id) {
                     Some(error) => {
                         uncollected += 1;
                         TestResult {
@@ -323,6 +329,8 @@ impl Pytest {
             anomaly = match out.exit_code {
                 // The only tests pytest could not find are in files it could not collect.
                 Some(4) if uncollected > 0 && missing == 0 => None,
+                // A conftest failed to load: nothing was collected below it.
+                Some(4) if collection_errors.keys().any(|k| k.ends_with("conftest.py")) => None,
                 Some(0) if failures => Some("exit 0 but the report has failures".to_string()),
                 Some(1) if !failures => Some("exit 1 but the report has no failure".to_string()),
                 Some(0) | Some(1) => None,
@@ -352,6 +360,33 @@ impl Pytest {
         run.relativize(worker.root());
         Ok(run)
     }
+}
+
+/// pytest's `ImportError while loading conftest '<path>'.` (said of any exception the
+/// conftest raised): the conftest, repository-relative, and the exception (the last `E ` line
+/// of the traceback that follows).
+fn conftest_failure(stdout: &[u8], stderr: &[u8], root: &str) -> Option<(String, String)> {
+    let mut text = String::from_utf8_lossy(stdout).into_owned();
+    text.push('\n');
+    text.push_str(&String::from_utf8_lossy(stderr));
+    let (_, after) = text.split_once("while loading conftest '")?;
+    let (path, rest) = after.split_once('\'')?;
+    let root = root.trim_end_matches('/');
+    let rel = path
+        .strip_prefix(root)
+        .map(|p| p.trim_start_matches('/'))
+        .unwrap_or(path);
+    let rel = rel.strip_prefix("./").unwrap_or(rel).to_string();
+    if !rel.ends_with("conftest.py") {
+        return None;
+    }
+    let error = rest
+        .lines()
+        .filter_map(|l| l.strip_prefix("E "))
+        .last()
+        .map(|e| e.trim().to_string())
+        .unwrap_or_else(|| "the conftest raised while loading".to_string());
+    Some((rel, error))
 }
 
 /// A report entry for a test file pytest could not collect (`classname=""`, the error
@@ -531,5 +566,25 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("times > /s/times.txt"));
+    }
+
+    #[test]
+    fn a_conftest_load_failure_names_the_conftest_and_the_exception() {
+        let stderr =
+            b"ImportError while loading conftest '/tmp/wt/worker-1/repo/tests/conftest.py'.\n\
+tests/conftest.py:5: in <module>\n    from marshmallow import Schema\n\
+src/marshmallow/decorators.py:248: in set_hook\n    function.__hook__ = {}\n\
+E   AttributeError: 'str' object has no attribute '__hook__'\n";
+        assert_eq!(
+            conftest_failure(b"", stderr, "/tmp/wt/worker-1/repo"),
+            Some((
+                "tests/conftest.py".to_string(),
+                "AttributeError: 'str' object has no attribute '__hook__'".to_string()
+            ))
+        );
+        assert_eq!(
+            conftest_failure(b"ERROR: usage: pytest [options]", b"", "/r"),
+            None
+        );
     }
 }
