@@ -711,7 +711,50 @@ fn verify_all(
                         fixed_is_clean.as_deref(),
                         &cfg.verify,
                     );
-                    if outcome.verdict.reason().is_some_and(|r| r.is_survivor()) {
+                    // Killed, but only by tests whose ids SWE-bench's log parsers cut
+                    // (parameters with spaces): a synthesized test with a readable id can
+                    // carry the task instead. Otherwise it stays `unreadable-test-ids`, never
+                    // a survivor's verdict: the suite does kill it.
+                    let unreadable = outcome.verdict.is_accepted()
+                        && !outcome.fail_to_pass.is_empty()
+                        && !outcome
+                            .fail_to_pass
+                            .iter()
+                            .any(|t| task::harness_readable(t));
+                    if unreadable {
+                        if let Some(setup) = &ctx.synth {
+                            let killed_by = outcome.fail_to_pass.clone();
+                            outcome.pass_to_pass.clear();
+                            outcome.reused.clear();
+                            outcome = synthesize(
+                                worker.as_mut(),
+                                ctx,
+                                setup,
+                                runner,
+                                &cand,
+                                &gold,
+                                &cfg.verify,
+                                objects.as_ref(),
+                                outcome,
+                            );
+                            let rescued = outcome.verdict.is_accepted()
+                                && outcome
+                                    .synthesis
+                                    .as_ref()
+                                    .is_some_and(|s| s.status == "synthesized");
+                            if !rescued {
+                                outcome.verdict = Verdict::rejected(
+                                    crate::verdict::Reason::UnreadableTestIds,
+                                    format!(
+                                        "every FAIL_TO_PASS id has whitespace SWE-bench's log \
+                                         parsers cut, and no synthesized test took their place: {}",
+                                        killed_by.join(", ")
+                                    ),
+                                );
+                                outcome.fail_to_pass = killed_by;
+                            }
+                        }
+                    } else if outcome.verdict.reason().is_some_and(|r| r.is_survivor()) {
                         if let Some(setup) = &ctx.synth {
                             outcome = synthesize(
                                 worker.as_mut(),

@@ -139,6 +139,21 @@ pub fn run_demo_small() -> (Output, tempfile::TempDir) {
 
 /// [`run_fixture`] with the given `--sandbox`.
 pub fn run_fixture_in(sandbox: &str, name: &str, extra: &[&str]) -> (Output, tempfile::TempDir) {
+    run_fixture_with(sandbox, name, extra, false)
+}
+
+/// [`run_fixture`] with test synthesis on.
+#[allow(dead_code)]
+pub fn run_fixture_synthesizing(name: &str, extra: &[&str]) -> (Output, tempfile::TempDir) {
+    run_fixture_with("local", name, extra, true)
+}
+
+fn run_fixture_with(
+    sandbox: &str,
+    name: &str,
+    extra: &[&str],
+    synthesis: bool,
+) -> (Output, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
@@ -155,12 +170,16 @@ pub fn run_fixture_in(sandbox: &str, name: &str, extra: &[&str]) -> (Output, tem
             "2",
             "--max-per-function",
             "1000",
-            // These fixtures test containment and bad input, not test synthesis (which has
-            // its own tests): survivors stay `not-killed`, and no search time is spent.
-            "--no-synthesis",
             "--out",
         ])
         .arg(dir.path().join("out"))
+        // Most fixtures test containment and bad input, not test synthesis (which has its
+        // own tests): survivors stay `not-killed`, and no search time is spent.
+        .args(if synthesis {
+            &[][..]
+        } else {
+            &["--no-synthesis"][..]
+        })
         .args(extra)
         .output()
         .unwrap();
