@@ -205,6 +205,33 @@ impl DoctestFailure {
     }
 }
 
+/// What a user of the package would name for a failure in `function` (a qualified name) of
+/// `file`: its public part (`Schema._do_load` → `Schema`, `Length.__call__` → `Length`), or
+/// the package when even its first part is private (`_get_value` in
+/// `src/marshmallow/utils.py` → `marshmallow`). A user calls the public API; the private
+/// function that holds the bug is for the solver to find.
+pub fn public_name(function: &str, file: &str) -> String {
+    let public: Vec<&str> = function
+        .split('.')
+        .take_while(|part| !part.starts_with('_'))
+        .collect();
+    if !public.is_empty() {
+        return public.join(".");
+    }
+    package_name(file)
+}
+
+/// The top-level package (or module) a source file belongs to: `src/marshmallow/utils.py` →
+/// `marshmallow`, `six.py` → `six`.
+pub fn package_name(file: &str) -> String {
+    let rel = file
+        .strip_prefix("src/")
+        .or_else(|| file.strip_prefix("lib/"))
+        .unwrap_or(file);
+    let first = rel.split('/').next().unwrap_or(rel);
+    first.strip_suffix(".py").unwrap_or(first).to_string()
+}
+
 /// The longest title that quotes the outcome; a longer one names only its kind.
 const TITLE_CHARS: usize = 100;
 
@@ -355,7 +382,7 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
         })?;
     let public = match input.cases.first() {
         Some(d) => d.call.qualname.clone(),
-        None => cand.function.clone(),
+        None => public_name(&cand.function, &cand.file),
     };
     let hint = cand.issue_hints.first().cloned().unwrap_or_default();
     let mut imports = std::collections::BTreeSet::new();
@@ -394,7 +421,16 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
         None => observed_failure(input),
     };
     let wording = wording(&cand.category)?;
-    let title = symptom_title(&public, input.cases, &observed, doctest.as_ref());
+    let title = match observed
+        .lines()
+        .next()
+        .and_then(|l| l.trim().strip_prefix(IMPORT_FAILS))
+    {
+        Some(exc) if input.cases.is_empty() => {
+            format!("Importing `{}` fails with {exc}", package_name(&cand.file))
+        }
+        _ => symptom_title(&public, input.cases, &observed, doctest.as_ref()),
+    };
     let compared = compared_values(&observed);
     let doctest_value = doctest.as_ref().map(|d| {
         minijinja::Value::from_serialize(serde_json::json!({
@@ -497,6 +533,9 @@ pub fn key_values(input: &IssueInput<'_>) -> Vec<String> {
     out
 }
 
+/// How the observed failure of a test the bug made uncollectable begins.
+const IMPORT_FAILS: &str = "importing the package fails: ";
+
 /// The first FAIL_TO_PASS test of the buggy run that is a failed doctest, parsed.
 fn failing_doctest(input: &IssueInput<'_>) -> Option<DoctestFailure> {
     let run = input.buggy_run?;
@@ -523,7 +562,7 @@ fn observed_failure(input: &IssueInput<'_>) -> String {
                 .fail_to_pass
                 .iter()
                 .find_map(|t| run.collection_error(t))
-                .map(|e| format!("importing the package fails: {e}"))
+                .map(|e| format!("{IMPORT_FAILS}{e}"))
         })
         .unwrap_or_default();
     let test_names: Vec<&str> = input
@@ -650,7 +689,7 @@ mod tests {
         .unwrap();
         assert_ne!(issue.style, "traceback");
         assert!(
-            issue.text.contains("Unexpected behaviour from `_pages`"),
+            issue.text.contains("Unexpected behaviour from `pkg`"),
             "{}",
             issue.text
         );
@@ -781,6 +820,27 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_user_names_the_public_part() {
+        assert_eq!(
+            public_name("Schema._do_load", "src/marshmallow/schema.py"),
+            "Schema"
+        );
+        assert_eq!(
+            public_name("Length.__call__", "src/marshmallow/validate.py"),
+            "Length"
+        );
+        assert_eq!(
+            public_name("engine.ordinal", "inflect/__init__.py"),
+            "engine.ordinal"
+        );
+        assert_eq!(
+            public_name("_get_value", "src/marshmallow/utils.py"),
+            "marshmallow"
+        );
+        assert_eq!(public_name("_pad", "six.py"), "six");
     }
 
     #[test]
