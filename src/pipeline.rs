@@ -711,19 +711,16 @@ fn verify_all(
                         fixed_is_clean.as_deref(),
                         &cfg.verify,
                     );
-                    // Killed, but only by tests whose ids SWE-bench's log parsers cut
-                    // (parameters with spaces): a synthesized test with a readable id can
-                    // carry the task instead. Otherwise it stays `unreadable-test-ids`, never
-                    // a survivor's verdict: the suite does kill it.
-                    let unreadable = outcome.verdict.is_accepted()
-                        && !outcome.fail_to_pass.is_empty()
-                        && !outcome
-                            .fail_to_pass
-                            .iter()
-                            .any(|t| task::harness_readable(t));
-                    if unreadable {
+                    // Killed, but only by tests that cannot grade the task: ids SWE-bench's
+                    // log parsers cut (parameters with spaces), or doctests in the code the
+                    // agent edits (it could pass them by editing the docstring). A synthesized
+                    // test with a readable id, in a test file, can carry the task instead.
+                    // Otherwise it is rejected with that reason, never a survivor's verdict:
+                    // the suite does kill it.
+                    if let Some((reason, why)) = ungradable(&outcome, &ctx.repo.profile.test_files)
+                    {
+                        let killed_by = outcome.fail_to_pass.clone();
                         if let Some(setup) = &ctx.synth {
-                            let killed_by = outcome.fail_to_pass.clone();
                             outcome.pass_to_pass.clear();
                             outcome.reused.clear();
                             outcome = synthesize(
@@ -737,22 +734,22 @@ fn verify_all(
                                 objects.as_ref(),
                                 outcome,
                             );
-                            let rescued = outcome.verdict.is_accepted()
-                                && outcome
-                                    .synthesis
-                                    .as_ref()
-                                    .is_some_and(|s| s.status == "synthesized");
-                            if !rescued {
-                                outcome.verdict = Verdict::rejected(
-                                    crate::verdict::Reason::UnreadableTestIds,
-                                    format!(
-                                        "every FAIL_TO_PASS id has whitespace SWE-bench's log \
-                                         parsers cut, and no synthesized test took their place: {}",
-                                        killed_by.join(", ")
-                                    ),
-                                );
-                                outcome.fail_to_pass = killed_by;
-                            }
+                        }
+                        let rescued = outcome.verdict.is_accepted()
+                            && outcome
+                                .synthesis
+                                .as_ref()
+                                .is_some_and(|s| s.status == "synthesized");
+                        if !rescued {
+                            outcome.verdict = Verdict::rejected(
+                                reason,
+                                format!(
+                                    "{why}, and no synthesized test took their place: {}",
+                                    killed_by.join(", ")
+                                ),
+                            );
+                            outcome.fail_to_pass = killed_by;
+                            outcome.pass_to_pass.clear();
                         }
                     } else if outcome.verdict.reason().is_some_and(|r| r.is_survivor()) {
                         if let Some(setup) = &ctx.synth {
@@ -1140,6 +1137,38 @@ fn relative_to(path: &str, base: &Path) -> String {
     path.to_string()
 }
 
+/// Why an accepted outcome's FAIL_TO_PASS tests cannot grade the task, if none can: each id
+/// is one SWE-bench's log parsers cut ([`task::harness_readable`]) or a doctest in a source
+/// file (its file is not one of the repository's `test_files`).
+fn ungradable(
+    outcome: &Outcome,
+    test_files: &[String],
+) -> Option<(crate::verdict::Reason, &'static str)> {
+    let in_code = |t: &str| {
+        t.split_once("::")
+            .is_some_and(|(file, _)| !test_files.iter().any(|f| f == file))
+    };
+    let f2p = &outcome.fail_to_pass;
+    if !outcome.verdict.is_accepted()
+        || f2p.is_empty()
+        || f2p.iter().any(|t| task::harness_readable(t) && !in_code(t))
+    {
+        return None;
+    }
+    Some(if f2p.iter().any(|t| in_code(t)) {
+        (
+            crate::verdict::Reason::DoctestOnly,
+            "every FAIL_TO_PASS test is a doctest in the code the agent edits (editing the \
+             docstring would pass it)",
+        )
+    } else {
+        (
+            crate::verdict::Reason::UnreadableTestIds,
+            "every FAIL_TO_PASS id has whitespace SWE-bench's log parsers cut",
+        )
+    })
+}
+
 /// Keep only the test ids SWE-bench's log parsers read back ([`task::harness_readable`]):
 /// unreadable PASS_TO_PASS ids are dropped; unreadable FAIL_TO_PASS ids are dropped while
 /// another FAIL_TO_PASS test remains, else the candidate is rejected
@@ -1376,4 +1405,42 @@ pub fn write_outputs(store: &Store, out: &Path) -> Result<usize, PipelineError> 
     tasks.flush().map_err(io_err("writing tasks.jsonl"))?;
     cands.flush().map_err(io_err("writing candidates.jsonl"))?;
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepted(f2p: &[&str]) -> Outcome {
+        serde_json::from_value(serde_json::json!({
+            "verdict": {"status": "accepted"}, "covering": [],
+            "FAIL_TO_PASS": f2p, "PASS_TO_PASS": [], "runs": [], "seconds": 0.0
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn tests_that_cannot_grade_a_task() {
+        let files = vec!["tests/test_num.py".to_string()];
+        let reason = |f2p: &[&str]| ungradable(&accepted(f2p), &files).map(|(r, _)| r.as_str());
+        assert_eq!(reason(&["tests/test_num.py::test_a"]), None);
+        // A doctest beside a hidden repository test: the test still grades.
+        assert_eq!(
+            reason(&["src/num.py::num.ordinal", "tests/test_num.py::test_a"]),
+            None
+        );
+        assert_eq!(reason(&["src/num.py::num.ordinal"]), Some("doctest-only"));
+        assert_eq!(
+            reason(&[
+                "tests/test_num.py::test_a[a day]",
+                "src/num.py::num.ordinal"
+            ]),
+            Some("doctest-only")
+        );
+        assert_eq!(
+            reason(&["tests/test_num.py::test_a[a day]"]),
+            Some("unreadable-test-ids")
+        );
+        assert_eq!(reason(&[]), None);
+    }
 }

@@ -405,7 +405,10 @@ pub fn test_files_of(ids: &[String], test_files: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for id in ids {
         let file = match id.split_once("::") {
-            Some((file, _)) => test_files.iter().any(|f| f == file).then(|| file.to_string()),
+            Some((file, _)) => test_files
+                .iter()
+                .any(|f| f == file)
+                .then(|| file.to_string()),
             None => id.split('#').next().and_then(|class| {
                 let class = class.split('$').next().unwrap_or(class);
                 let rel = format!("{}.java", class.replace('.', "/"));

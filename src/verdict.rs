@@ -37,6 +37,9 @@ pub enum Reason {
     /// Every FAIL_TO_PASS id is one SWE-bench's log parsers cannot read back (whitespace in a
     /// parametrized id): no harness could grade the task.
     UnreadableTestIds,
+    /// Every FAIL_TO_PASS test is a doctest in the code the agent edits: editing the docstring
+    /// would pass it without a fix, so it cannot grade the task.
+    DoctestOnly,
 }
 
 impl Reason {
@@ -56,6 +59,7 @@ impl Reason {
             Reason::IssueLeak => "issue-leak",
             Reason::SandboxError => "sandbox-error",
             Reason::UnreadableTestIds => "unreadable-test-ids",
+            Reason::DoctestOnly => "doctest-only",
         }
     }
 
