@@ -820,6 +820,24 @@ mod tests {
                 );
             }
         }
+        // A raising example: no "(nothing)" as the documented output.
+        run.results.get_mut(&f2p[0]).unwrap().message = Some(DOCTEST_RAISED.to_string());
+        for n in 0..24u32 {
+            let c = cand(
+                &format!("{:08x}{:08x}", n * 0x1111_1111, n * 0x0777_7777),
+                "logic",
+            );
+            let input = IssueInput {
+                candidate: &c,
+                buggy_run: Some(&run),
+                fail_to_pass: &f2p,
+                test_files: &[],
+                cases: &[],
+            };
+            let issue = problem_statement(&input).unwrap();
+            assert!(!issue.text.contains("(nothing)"), "{}", issue.text);
+            assert!(issue.text.contains("ValueError"), "{}", issue.text);
+        }
     }
 
     #[test]
