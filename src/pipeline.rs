@@ -717,12 +717,15 @@ fn verify_all(
                     // test with a readable id, in a test file, can carry the task instead.
                     // Otherwise it is rejected with that reason, never a survivor's verdict:
                     // the suite does kill it.
-                    if let Some((reason, why)) = ungradable(&outcome, &ctx.repo.profile.test_files)
-                    {
-                        let killed_by = outcome.fail_to_pass.clone();
+                    let ungradable = ungradable(&outcome, &ctx.repo.profile.test_files);
+                    let survivor = outcome.verdict.reason().is_some_and(|r| r.is_survivor());
+                    let killed_by = outcome.fail_to_pass.clone();
+                    if ungradable.is_some() {
+                        outcome.pass_to_pass.clear();
+                        outcome.reused.clear();
+                    }
+                    if ungradable.is_some() || survivor {
                         if let Some(setup) = &ctx.synth {
-                            outcome.pass_to_pass.clear();
-                            outcome.reused.clear();
                             outcome = synthesize(
                                 worker.as_mut(),
                                 ctx,
@@ -735,6 +738,8 @@ fn verify_all(
                                 outcome,
                             );
                         }
+                    }
+                    if let Some((reason, why)) = ungradable {
                         let rescued = outcome.verdict.is_accepted()
                             && outcome
                                 .synthesis
@@ -750,20 +755,6 @@ fn verify_all(
                             );
                             outcome.fail_to_pass = killed_by;
                             outcome.pass_to_pass.clear();
-                        }
-                    } else if outcome.verdict.reason().is_some_and(|r| r.is_survivor()) {
-                        if let Some(setup) = &ctx.synth {
-                            outcome = synthesize(
-                                worker.as_mut(),
-                                ctx,
-                                setup,
-                                runner,
-                                &cand,
-                                &gold,
-                                &cfg.verify,
-                                objects.as_ref(),
-                                outcome,
-                            );
                         }
                     }
                     if tx.send(Ok((cand, outcome))).is_err() {
