@@ -792,19 +792,26 @@ mod tests {
             },
         );
         let f2p = [id];
-        for n in 0..24u32 {
-            let c = cand(
-                &format!("{:08x}{:08x}", n * 0x1111_1111, n * 0x0777_7777),
-                "logic",
-            );
-            let input = IssueInput {
-                candidate: &c,
-                buggy_run: Some(&run),
-                fail_to_pass: &f2p,
-                test_files: &[],
-                cases: &[],
-            };
-            let issue = problem_statement(&input).unwrap();
+        // The statements of 24 candidates (every style and detail level) for this run.
+        let issues = |run: &Run| -> Vec<Issue> {
+            (0..24u32)
+                .map(|n| {
+                    let c = cand(
+                        &format!("{:08x}{:08x}", n * 0x1111_1111, n * 0x0777_7777),
+                        "logic",
+                    );
+                    problem_statement(&IssueInput {
+                        candidate: &c,
+                        buggy_run: Some(run),
+                        fail_to_pass: &f2p,
+                        test_files: &[],
+                        cases: &[],
+                    })
+                    .unwrap()
+                })
+                .collect()
+        };
+        for issue in issues(&run) {
             assert!(!issue.text.contains("DocTestFailure"), "{}", issue.text);
             assert!(!issue.text.contains("/tmp/"), "{}", issue.text);
             assert!(!issue.text.contains("148 "), "{}", issue.text);
@@ -822,19 +829,7 @@ mod tests {
         }
         // A raising example: no "(nothing)" as the documented output.
         run.results.get_mut(&f2p[0]).unwrap().message = Some(DOCTEST_RAISED.to_string());
-        for n in 0..24u32 {
-            let c = cand(
-                &format!("{:08x}{:08x}", n * 0x1111_1111, n * 0x0777_7777),
-                "logic",
-            );
-            let input = IssueInput {
-                candidate: &c,
-                buggy_run: Some(&run),
-                fail_to_pass: &f2p,
-                test_files: &[],
-                cases: &[],
-            };
-            let issue = problem_statement(&input).unwrap();
+        for issue in issues(&run) {
             assert!(!issue.text.contains("(nothing)"), "{}", issue.text);
             assert!(issue.text.contains("ValueError"), "{}", issue.text);
         }
