@@ -797,7 +797,11 @@ mod tests {
             (0..24u32)
                 .map(|n| {
                     let c = cand(
-                        &format!("{:08x}{:08x}", n * 0x1111_1111, n * 0x0777_7777),
+                        &format!(
+                            "{:08x}{:08x}",
+                            n.wrapping_mul(0x1111_1111),
+                            n.wrapping_mul(0x0777_7777)
+                        ),
                         "logic",
                     );
                     problem_statement(&IssueInput {
