@@ -81,6 +81,35 @@ fn compared_values(observed: &str) -> Option<(Option<String>, String, String)> {
     Some((call, actual.to_string(), expected.to_string()))
 }
 
+/// For an assertion on a derived value (`assert isinstance(f(x), list)`, `assert f(x)`):
+/// the innermost call pytest's ` +  where V = CALL` lines name, and its value. `None` for a
+/// plain comparison ([`compared_values`] reads those) or without such a line.
+fn innermost_call(observed: &str) -> Option<(String, String)> {
+    let first = observed.lines().next()?;
+    first
+        .strip_prefix("AssertionError: ")
+        .unwrap_or(first)
+        .strip_prefix("assert ")?;
+    observed
+        .lines()
+        .filter_map(|l| {
+            let w = l
+                .trim()
+                .strip_prefix("+")?
+                .trim_start()
+                .strip_prefix("where ")?;
+            let (value, call) = w.split_once(" = ")?;
+            let (value, call) = (value.trim(), call.trim());
+            (call.contains('(')
+                && call.len() <= 80
+                && value.len() <= 80
+                && !value.contains(" at 0x")
+                && !call.starts_with('<'))
+            .then(|| (call.to_string(), value.to_string()))
+        })
+        .last()
+}
+
 /// A failed doctest as pytest reports it: the numbered docstring lines up to the failing
 /// example, then `Expected:`/`Got:` (a wrong output) or `UNEXPECTED EXCEPTION:` and the
 /// traceback (it raised). What a user would paste: the example, what the documentation
@@ -285,6 +314,10 @@ fn symptom_title(
         Some((None, actual, expected)) => {
             format!("`{public}`: got {actual} where {expected} is expected")
         }
+        None if innermost_call(observed).is_some() => {
+            let (call, value) = innermost_call(observed).unwrap_or_default();
+            format!("`{call}` returns {value}")
+        }
         None if observed.lines().next().is_some_and(|l| l.contains("Error")) => format!(
             "`{public}` fails with {}",
             observed.lines().next().unwrap_or("").trim()
@@ -432,6 +465,11 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
         _ => symptom_title(&public, input.cases, &observed, doctest.as_ref()),
     };
     let compared = compared_values(&observed);
+    // `assert False` says nothing; the call its `where` lines name does.
+    let observed_first = match (&compared, innermost_call(&observed)) {
+        (None, Some((call, value))) => format!("`{call}` returns {value}"),
+        _ => observed.lines().next().unwrap_or("").trim().to_string(),
+    };
     let doctest_value = doctest.as_ref().map(|d| {
         minijinja::Value::from_serialize(serde_json::json!({
             "example": d.example,
@@ -450,7 +488,7 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
                 title => title,
                 detail => detail,
                 observed => observed,
-                observed_first => observed.lines().next().unwrap_or("").trim(),
+                observed_first => observed_first,
                 expected => compared.as_ref().map(|(_, _, e)| e.clone()),
                 doctest => doctest_value,
                 calls => calls,
@@ -881,6 +919,17 @@ mod tests {
             "`plural`: got 3 where 4 is expected"
         );
         assert_eq!(compared_values("ValueError: bad"), None);
+        let derived = "assert False\n +  where False = isinstance(None, list)\n +    where None = apply(str, [1, 2])";
+        assert_eq!(compared_values(derived), None);
+        assert_eq!(
+            innermost_call(derived),
+            Some(("apply(str, [1, 2])".into(), "None".into()))
+        );
+        assert_eq!(
+            symptom_title("apply", &[], derived, None),
+            "`apply(str, [1, 2])` returns None"
+        );
+        assert_eq!(innermost_call("ValueError: bad\n +  where x = f(1)"), None);
         assert_eq!(
             compared_values("assert <function merge at 0x7f7e8ede6520> == {1: 1}"),
             None

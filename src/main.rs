@@ -369,6 +369,10 @@ struct RunArgs {
     /// Do not synthesize tests for survivors (Python): they stay `not-killed`/`not-covered`.
     #[arg(long)]
     no_synthesis: bool,
+    /// Wall seconds test synthesis may spend per seed; survivors past it keep their verdict
+    /// (synthesis status `over-budget`, counted in the summary's `synthesis`). 0: no limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = swe_forge::pipeline::SYNTHESIS_BUDGET_S)]
+    synthesis_budget: u64,
     /// Leave the FAIL_TO_PASS tests' files in the agent's start state (an easier variant;
     /// recorded as `metadata.start_state.hidden_tests: visible`). By default they are removed
     /// and `test_patch` restores them at grading time.
@@ -816,6 +820,8 @@ fn run_pipeline(
         candidates_file: candidates,
         progress: !args.json && !quiet,
         synthesize: !args.no_synthesis,
+        synthesis_budget: (args.synthesis_budget > 0)
+            .then(|| std::time::Duration::from_secs(args.synthesis_budget)),
         visible_tests: args.visible_tests,
         task_images: !args.no_task_images,
         runner: args.runner,

@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Which sandbox backend runs the tests.
@@ -64,6 +64,9 @@ fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Pipeline
     move |source| PipelineError::Io { context, source }
 }
 
+/// The default `--synthesis-budget`: wall seconds per seed.
+pub const SYNTHESIS_BUDGET_S: u64 = 1800;
+
 /// Everything `run` needs to know.
 #[derive(Clone, Debug)]
 pub struct RunConfig {
@@ -87,6 +90,9 @@ pub struct RunConfig {
     pub progress: bool,
     /// Synthesize tests for survivors (Python).
     pub synthesize: bool,
+    /// Wall seconds synthesis may spend per seed (`None`: no limit); survivors past it keep
+    /// their verdict, with synthesis status `over-budget`.
+    pub synthesis_budget: Option<Duration>,
     /// Rewrite the issue texts of accepted tasks with this language model (`--issue-llm`).
     pub issue_llm: Option<crate::issue_llm::LlmConfig>,
     /// Draw the budget from the candidates this output's state store has not decided yet
@@ -151,6 +157,30 @@ pub struct SeedSummary {
     /// run, reused, and failed (with the reasons logged).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_images: Option<crate::sandbox::task_image::TaskImagesSummary>,
+    /// What test synthesis spent on this run's survivors (absent when none needed it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthesis: Option<SynthesisSummary>,
+}
+
+/// Test synthesis on one seed in this run: against its budget, and the tracer against the
+/// plain suite.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SynthesisSummary {
+    /// `--synthesis-budget` in seconds (absent: unlimited).
+    pub budget_s: Option<f64>,
+    /// Candidates that went to synthesis (survivors and ungradable kills).
+    pub survivors: usize,
+    /// Of those, left as they were because the budget was spent.
+    pub over_budget: usize,
+    /// Wall seconds synthesis spent: tracing, replaying, searching, verifying the tests.
+    pub seconds: f64,
+    /// Tracer runs, the tests they ran (each test is traced at most once per seed), and their
+    /// wall seconds.
+    pub trace_runs: usize,
+    pub traced_tests: usize,
+    pub trace_s: f64,
+    /// The plain suite's seconds (the baseline's mean), to compare the tracer with.
+    pub suite_s: f64,
 }
 
 /// What `run` did.
@@ -537,12 +567,27 @@ fn run_seed(
                 test_files: repo.profile.test_files.clone(),
             }
         }),
-        trace: OnceLock::new(),
+        trace: Mutex::new(TraceCache::default()),
+        synth_budget: cfg.synthesis_budget,
+        synth_spent: Mutex::new(SynthesisSummary {
+            budget_s: cfg.synthesis_budget.map(|d| d.as_secs_f64()),
+            suite_s: baseline.mean_cpu_s().unwrap_or(0.0),
+            ..Default::default()
+        }),
         test_command,
         rewriter,
     };
     verify_all(cfg, &ctx, runner, todo, store)?;
     store.add_stage_time(&seed.name, "verify", t.elapsed().as_secs_f64())?;
+    {
+        let spent = ctx.synth_spent.lock().expect("synthesis tally").clone();
+        if spent.survivors > 0 {
+            store.add_stage_time(&seed.name, "synthesis", spent.seconds)?;
+            store.add_stage_time(&seed.name, "trace", spent.trace_s)?;
+            tracing::info!(seed = %seed.name, survivors = spent.survivors, over_budget = spent.over_budget, seconds = spent.seconds, trace_runs = spent.trace_runs, traced_tests = spent.traced_tests, trace_seconds = spent.trace_s, suite_seconds = spent.suite_s, "synthesis");
+            s.synthesis = Some(spent);
+        }
+    }
 
     // Task images: each accepted task's start state over the repository image.
     if sandbox.kind() == "docker" && !cfg.task_images {
@@ -617,8 +662,11 @@ struct SeedContext<'a> {
     test_command: String,
     /// Test synthesis for survivors (Python, unless `--no-synthesis`).
     synth: Option<synth::SynthSetup>,
-    /// The clean suite's recorded calls, made once per seed by the first survivor.
-    trace: OnceLock<Result<synth::Trace, String>>,
+    /// The clean suite's recorded calls so far (see [`TraceCache`]).
+    trace: Mutex<TraceCache>,
+    /// `--synthesis-budget`: seconds synthesis may spend on this seed; what it spent.
+    synth_budget: Option<Duration>,
+    synth_spent: Mutex<SynthesisSummary>,
     /// Rewrites the issue texts of accepted tasks (`--issue-llm`).
     rewriter: Option<&'a crate::issue_llm::Rewriter>,
 }
@@ -834,8 +882,9 @@ fn verify_all(
     }
 }
 
-/// Give a survivor a synthesized test: trace (once per seed), replay the calls that reach
-/// its function, write the differences as a test file, verify it like any task.
+/// Give a survivor a synthesized test, while the seed's synthesis budget lasts: trace the
+/// tests that reach its function (each test once per seed), replay the calls that reach it,
+/// write the differences as a test file, verify it like any task.
 #[allow(clippy::too_many_arguments)]
 fn synthesize(
     worker: &mut dyn crate::sandbox::Worker,
@@ -849,27 +898,152 @@ fn synthesize(
     mut outcome: Outcome,
 ) -> Outcome {
     let started = Instant::now();
-    let timeout = Duration::from_secs_f64(ctx.baseline.run_timeout_s.max(10.0) * 5.0);
-    let trace = ctx.trace.get_or_init(|| {
-        let t = Instant::now();
-        let r = synth::trace(worker, setup, timeout).map_err(|e| e.to_string());
-        match &r {
-            Ok(tr) => tracing::info!(seed = %ctx.repo.name, calls = tr.calls.len(), dropped = tr.dropped, seconds = t.elapsed().as_secs_f64(), "recorded the clean suite's calls"),
-            Err(e) => tracing::warn!(seed = %ctx.repo.name, "tracing the clean suite failed: {e}"),
+    {
+        let mut spent = ctx.synth_spent.lock().expect("synthesis tally");
+        spent.survivors += 1;
+        if let Some(budget) = ctx.synth_budget {
+            if spent.seconds >= budget.as_secs_f64() {
+                spent.over_budget += 1;
+                outcome.synthesis = Some(synth::SynthRecord {
+                    status: "over-budget".into(),
+                    detail: format!(
+                        "the seed's synthesis budget ({} s) was spent",
+                        budget.as_secs()
+                    ),
+                    ..Default::default()
+                });
+                return outcome;
+            }
         }
-        r
-    });
-    let trace = match trace {
-        Ok(t) => t,
-        Err(e) => {
-            outcome.synthesis = Some(synth::SynthRecord {
-                status: "error".into(),
-                detail: format!("tracing the clean suite: {e}"),
-                ..Default::default()
-            });
-            return outcome;
-        }
+    }
+    let outcome = synthesize_within(
+        worker, ctx, setup, runner, cand, gold, verify_cfg, objects, outcome,
+    );
+    ctx.synth_spent.lock().expect("synthesis tally").seconds += started.elapsed().as_secs_f64();
+    outcome
+}
+
+/// The tests to trace for `cand`: the stable tests that run its function's lines, else those
+/// that run any line of its file (calls of its class and module to vary); at most
+/// [`TRACE_SELECTION_BYTES`] of ids. `None`: the whole suite (no per-test coverage).
+fn trace_selection(baseline: &Baseline, cand: &Candidate) -> Option<Vec<String>> {
+    if baseline.coverage_unavailable.is_some() {
+        return None;
+    }
+    let stable = |tests: std::collections::BTreeSet<String>| -> Vec<String> {
+        tests
+            .into_iter()
+            .filter(|t| baseline.stable_pass.contains(t))
+            .collect()
     };
+    let (first, last) = cand.function_lines;
+    let mut tests = stable(baseline.coverage.tests_covering(&cand.file, first, last));
+    if tests.is_empty() {
+        tests = stable(
+            baseline
+                .coverage
+                .tests_covering(&cand.file, 1, u32::MAX as usize),
+        );
+    }
+    let mut bytes = 0;
+    tests.retain(|t| {
+        bytes += t.len() + 4;
+        bytes <= TRACE_SELECTION_BYTES
+    });
+    Some(tests)
+}
+
+/// Test ids one tracer run takes at most, in bytes: they travel in the script, which a
+/// command line must hold.
+const TRACE_SELECTION_BYTES: usize = 60_000;
+
+/// The clean suite's calls recorded so far for a seed: each survivor traces the tests that
+/// reach its function and were not traced yet, and their records join the others. The
+/// tracer so runs only the tests synthesis needs, each at most once.
+#[derive(Default)]
+struct TraceCache {
+    trace: synth::Trace,
+    traced: std::collections::BTreeSet<String>,
+    whole_suite: bool,
+}
+
+/// The trace `cand` needs: the cache, after tracing the tests it lacks.
+fn trace_for(
+    worker: &mut dyn crate::sandbox::Worker,
+    ctx: &SeedContext<'_>,
+    setup: &synth::SynthSetup,
+    cand: &Candidate,
+    timeout: Duration,
+) -> (synth::Trace, Option<String>) {
+    let mut cache = ctx.trace.lock().expect("trace cache");
+    let selection = trace_selection(ctx.baseline, cand);
+    let need: Option<Vec<String>> = match &selection {
+        _ if cache.whole_suite => Some(Vec::new()),
+        None => None,
+        Some(tests) => Some(
+            tests
+                .iter()
+                .filter(|t| !cache.traced.contains(*t))
+                .cloned()
+                .collect(),
+        ),
+    };
+    let mut error = None;
+    if need.as_ref().is_none_or(|n| !n.is_empty()) {
+        let t = Instant::now();
+        let r = synth::trace(worker, setup, need.as_deref(), timeout);
+        let seconds = t.elapsed().as_secs_f64();
+        let count = need
+            .as_ref()
+            .map_or(ctx.baseline.stable_pass.len(), Vec::len);
+        match r {
+            Ok(tr) => {
+                tracing::info!(seed = %ctx.repo.name, candidate = %cand.id, tests = count, calls = tr.calls.len(), scenarios = tr.scenarios.len(), dropped = tr.dropped, seconds, "recorded the clean suite's calls");
+                cache.trace.merge(tr);
+            }
+            Err(e) => {
+                tracing::warn!(seed = %ctx.repo.name, candidate = %cand.id, tests = count, "tracing the clean suite failed: {e}");
+                error = Some(e.to_string());
+            }
+        }
+        // Not traced again either way: a failing tracer would fail (and wait out its timeout)
+        // for every survivor.
+        match need {
+            None => cache.whole_suite = true,
+            Some(n) => cache.traced.extend(n),
+        }
+        let mut spent = ctx.synth_spent.lock().expect("synthesis tally");
+        spent.trace_runs += 1;
+        spent.traced_tests += count;
+        spent.trace_s += seconds;
+    }
+    (cache.trace.clone(), error)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn synthesize_within(
+    worker: &mut dyn crate::sandbox::Worker,
+    ctx: &SeedContext<'_>,
+    setup: &synth::SynthSetup,
+    runner: &dyn TestRunner,
+    cand: &Candidate,
+    gold: &str,
+    verify_cfg: &VerifyConfig,
+    objects: Option<&git2::Repository>,
+    mut outcome: Outcome,
+) -> Outcome {
+    let started = Instant::now();
+    let timeout = Duration::from_secs_f64(ctx.baseline.run_timeout_s.max(10.0) * 5.0);
+    let (trace, trace_error) = trace_for(worker, ctx, setup, cand, timeout);
+    if let Some(e) = trace_error.filter(|_| trace.calls.is_empty() && trace.scenarios.is_empty()) {
+        outcome.synthesis = Some(synth::SynthRecord {
+            status: "error".into(),
+            detail: format!("tracing the clean suite: {e}"),
+            ..Default::default()
+        });
+        return outcome;
+    }
+    let trace = &trace;
     let search = match synth::search(worker, setup, trace, cand, timeout) {
         Ok(s) => s,
         Err(e) => {

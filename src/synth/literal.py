@@ -3,7 +3,8 @@
 #
 # Accepted: None, bools, ints, finite floats, str, bytes, Decimal, Fraction, the datetime
 # types, tuples/lists/dicts/sets/frozensets of accepted values, and objects of the
-# repository's own classes whose repr() evaluates (in their module) to an equal object.
+# repository's own classes whose repr() evaluates (in their module) to an equal object, and
+# functions and classes by their importable name (`len`, `operator.add`, `pkg.mod.helper`).
 # Sets are written sorted by their elements' source so the text is stable; they still compare
 # by equality. Anything else (object ids, open files, generators, NaN) is refused.
 
@@ -12,6 +13,7 @@ import decimal as _decimal
 import fractions as _fractions
 import math as _math
 import sys as _sys
+import types as _types
 
 MAX_SOURCE = 240
 MAX_ITEMS = 24
@@ -75,10 +77,44 @@ def to_source(value, imports, repo_modules, depth=0):
         if t is set:
             return "{" + ", ".join(items) + "}" if items else "set()"
         return "frozenset({" + ", ".join(items) + "})" if items else "frozenset()"
+    if t in _NAMED_TYPES or isinstance(value, type):
+        return _named(value, imports, repo_modules)
     module = getattr(t, "__module__", "")
     if module in repo_modules and "." not in t.__qualname__:
         return _repo_object(value, t, module, imports)
     raise Refused("unsupported type %s" % t.__name__)
+
+
+_NAMED_TYPES = (_types.FunctionType, _types.BuiltinFunctionType)
+_STDLIB = getattr(_sys, "stdlib_module_names", frozenset())
+
+
+def _named(value, imports, repo_modules):
+    """A function or class by the name it has in its module (`len`, `operator.add`,
+    `pkg.mod.helper`), when that name is importable: a builtin, the standard library or the
+    repository's own modules; never a local function, a lambda or a test module's helper."""
+    module = getattr(value, "__module__", None) or ""
+    name = getattr(value, "__qualname__", "") or ""
+    if not name.isidentifier():
+        raise Refused("%r has no importable name" % name)
+    if module == "builtins":
+        import builtins
+
+        if getattr(builtins, name, None) is value:
+            return name
+        raise Refused("%s is not the builtin of that name" % name)
+    candidates = [module]
+    if module.startswith("_"):  # `_operator.add` is `operator.add`
+        candidates.insert(0, module[1:])
+    for mod in candidates:
+        top = mod.split(".")[0]
+        if mod not in repo_modules and top not in _STDLIB:
+            continue
+        m = _sys.modules.get(mod)
+        if m is not None and getattr(m, name, None) is value:
+            imports.add("import %s" % mod)
+            return "%s.%s" % (mod, name)
+    raise Refused("%s.%s is not importable by name" % (module, name))
 
 
 def _repo_object(value, t, module, imports):
@@ -116,7 +152,9 @@ _REPR_IMPORTS = [
 
 
 def eval_source(text, repo_namespace=None):
-    namespace = dict(_EVAL_GLOBALS)
+    # Top-level modules by name, for the dotted names `_named` writes (`operator.add`).
+    namespace = {k: m for k, m in list(_sys.modules.items()) if "." not in k and m is not None}
+    namespace.update(_EVAL_GLOBALS)
     if repo_namespace:
         namespace.update(repo_namespace)
     return eval(text, namespace)

@@ -24,6 +24,7 @@ pub const CROSSHAIR_SECONDS: u64 = 6;
 /// Seconds the Hypothesis search may spend per survivor.
 pub const SEARCH_SECONDS: u64 = 12;
 const TRACE_OUT: &str = "swe_forge_trace.json";
+const TRACE_TESTS: &str = "swe_forge_trace_tests.json";
 const CALLS_IN: &str = "swe_forge_calls.json";
 const REPLAY_OUT: &str = "swe_forge_replay.json";
 /// At most this many recorded calls are replayed per survivor.
@@ -316,17 +317,43 @@ fn python_path(setup: &SynthSetup, scratch: &str) -> String {
     )
 }
 
-/// Run the clean suite once with the tracer. The worker is reset first and after.
+/// Run the clean suite with the tracer: the tests `tests` names (all of them with `None`).
+/// The worker is reset first and after.
 pub fn trace(
     worker: &mut dyn Worker,
     setup: &SynthSetup,
+    tests: Option<&[String]>,
     timeout: Duration,
 ) -> Result<Trace, SynthError> {
     worker.reset()?;
     let scratch = worker.scratch().to_string();
     let files = serde_json::to_string(&setup.source_files).unwrap_or_else(|_| "[]".into());
+    // A selection: its ids in a file the plugin reads (they would not fit a command line),
+    // and their files as pytest's arguments, so only those are collected.
+    let (selection, args) = match tests {
+        Some(tests) => {
+            let ids = serde_json::to_string(tests).unwrap_or_else(|_| "[]".into());
+            let path = format!("{scratch}/{TRACE_TESTS}");
+            let files: BTreeSet<&str> = tests
+                .iter()
+                .map(|t| t.split("::").next().unwrap_or(t))
+                .collect();
+            let args: String = files
+                .iter()
+                .map(|f| format!(" {}", shell_quote(f)))
+                .collect();
+            (
+                format!(
+                    "cat > {q} <<'SWE_FORGE_EOF'\n{ids}\nSWE_FORGE_EOF\nexport SWE_FORGE_TRACE_TESTS={q}\n",
+                    q = shell_quote(&path)
+                ),
+                args,
+            )
+        }
+        None => (String::new(), String::new()),
+    };
     let script = format!(
-        "{}{}export SWE_FORGE_TRACE_FILES={} SWE_FORGE_TRACE_OUT={}\n{} -p swe_forge_trace -p no:cacheprovider -q --no-header >/dev/null 2>&1\ntest -s \"$SWE_FORGE_TRACE_OUT\"\n",
+        "{}{}{selection}export SWE_FORGE_TRACE_FILES={} SWE_FORGE_TRACE_OUT={}\n{} -p swe_forge_trace -p no:cacheprovider --rootdir=. -q --no-header{args} >/dev/null 2>&1\ntest -s \"$SWE_FORGE_TRACE_OUT\"\n",
         ship_helpers(&scratch),
         python_path(setup, &scratch),
         shell_quote(&files),
@@ -337,8 +364,13 @@ pub fn trace(
     worker.reset()?;
     let bytes = worker.read_scratch(TRACE_OUT)?.ok_or_else(|| {
         SynthError::Helper(format!(
-            "the tracer wrote nothing (exit {:?}): {}",
+            "the tracer wrote nothing (exit {:?}{}): {}",
             out.exit_code,
+            if out.end == crate::run::RunEnd::TimedOut {
+                ", timed out"
+            } else {
+                ""
+            },
             String::from_utf8_lossy(&out.stderr)
                 .lines()
                 .last()
@@ -346,6 +378,66 @@ pub fn trace(
         ))
     })?;
     serde_json::from_slice(&bytes).map_err(|e| SynthError::Helper(format!("trace.json: {e}")))
+}
+
+impl Trace {
+    /// Add the records of another run (other tests): a call or scenario recorded by both is
+    /// kept once, with what either saw it reach.
+    pub fn merge(&mut self, other: Trace) {
+        let mut calls: BTreeMap<(String, String, Option<String>, String), usize> = BTreeMap::new();
+        for (i, c) in self.calls.iter().enumerate() {
+            calls.insert(
+                (
+                    c.file.clone(),
+                    c.qualname.clone(),
+                    c.receiver.clone(),
+                    c.args.clone(),
+                ),
+                i,
+            );
+        }
+        for c in other.calls {
+            let key = (
+                c.file.clone(),
+                c.qualname.clone(),
+                c.receiver.clone(),
+                c.args.clone(),
+            );
+            match calls.get(&key) {
+                Some(&i) => union_into(&mut self.calls[i].reaches, c.reaches),
+                None => {
+                    calls.insert(key, self.calls.len());
+                    self.calls.push(c);
+                }
+            }
+        }
+        self.dropped += other.dropped;
+        let scenario_key = |s: &Scenario| {
+            serde_json::to_string(&(&s.file, &s.cls, &s.ctor_args, &s.steps)).unwrap_or_default()
+        };
+        let mut scenarios: BTreeMap<String, usize> = self
+            .scenarios
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (scenario_key(s), i))
+            .collect();
+        for s in other.scenarios {
+            let key = scenario_key(&s);
+            match scenarios.get(&key) {
+                Some(&i) => union_into(&mut self.scenarios[i].reaches, s.reaches),
+                None => {
+                    scenarios.insert(key, self.scenarios.len());
+                    self.scenarios.push(s);
+                }
+            }
+        }
+    }
+}
+
+fn union_into(into: &mut Vec<String>, more: Vec<String>) {
+    let mut all: BTreeSet<String> = into.drain(..).collect();
+    all.extend(more);
+    into.extend(all);
 }
 
 fn is_public(call: &TracedCall) -> bool {
@@ -698,7 +790,7 @@ fn scenario_cases(
         let mut imports = sc.imports.clone();
         let mut lines = vec![format!("{var} = {}{}", sc.cls, sc.ctor_args)];
         for (st, o) in sc.steps[..k].iter().zip(&c[..k]) {
-            let call = format!("{var}.{}{}", st.method, st.args);
+            let call = method_call(&var, &st.method, &st.args);
             match o {
                 CallOutcome::Raised {
                     type_name,
@@ -1154,13 +1246,61 @@ fn module_name(trace: &Trace, setup: &SynthSetup, file: &str) -> Option<String> 
 
 fn call_expr(call: &TracedCall) -> String {
     match &call.receiver {
-        Some(r) => format!(
-            "{r}.{}{}",
+        Some(r) => method_call(
+            r,
             call.qualname.split_once('.').map_or("", |(_, m)| m),
-            call.args
+            &call.args,
         ),
         None => format!("{}{}", call.qualname, call.args),
     }
+}
+
+/// `receiver.method(args)` as a user writes it: the special methods a scenario records
+/// (trace.py's `_DUNDER_STEPS`) as their syntax (`v(x)`, `m[k]`, `(k in m)`, `len(m)`,
+/// `repr(m)`, `(m == x)`); assignment and deletion stay calls, as they must be expressions.
+fn method_call(receiver: &str, method: &str, args: &str) -> String {
+    let inner = args
+        .strip_prefix('(')
+        .and_then(|a| a.strip_suffix(')'))
+        .filter(|a| !a.trim().is_empty() && !a.contains('='));
+    let one = inner.filter(|a| !top_level_comma(a));
+    match (method, one) {
+        ("__call__", _) => format!("{receiver}{args}"),
+        ("__len__", _) if args == "()" => format!("len({receiver})"),
+        ("__repr__", _) if args == "()" => format!("repr({receiver})"),
+        ("__str__", _) if args == "()" => format!("str({receiver})"),
+        ("__getitem__", Some(a)) => format!("{receiver}[{a}]"),
+        ("__contains__", Some(a)) => format!("({a} in {receiver})"),
+        ("__eq__", Some(a)) => format!("({receiver} == {a})"),
+        _ => format!("{receiver}.{method}{args}"),
+    }
+}
+
+/// Whether `text` has a comma outside brackets and strings (more than one argument).
+fn top_level_comma(text: &str) -> bool {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for ch in text.chars() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if ch == '\\' {
+                escaped = true;
+            } else if ch == q {
+                quote = None;
+            }
+            continue;
+        }
+        match ch {
+            '\'' | '"' => quote = Some(ch),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// A name that says what the test checks: `test_parse_quantity_of_2_kg`,
@@ -1172,7 +1312,7 @@ fn test_name(d: &Distinguishing, taken: &mut BTreeSet<String>) -> String {
         .rsplit('.')
         .next()
         .unwrap_or(&d.call.qualname)
-        .trim_start_matches('_')
+        .trim_matches('_')
         .to_lowercase();
     let func = if func.starts_with("_") || func.is_empty() {
         "call".to_string()
@@ -1511,6 +1651,27 @@ mod tests {
         };
         assert!(!assertable(&flaky, &v("2")));
         assert!(!assertable(&CallOutcome::Timeout, &v("2")));
+    }
+
+    #[test]
+    fn special_methods_read_as_their_syntax() {
+        assert_eq!(method_call("v", "__call__", "(3, k=1)"), "v(3, k=1)");
+        assert_eq!(method_call("m", "__getitem__", "('a')"), "m['a']");
+        assert_eq!(method_call("m", "__getitem__", "((1, 2))"), "m[(1, 2)]");
+        assert_eq!(method_call("m", "__contains__", "('a,b')"), "('a,b' in m)");
+        assert_eq!(method_call("m", "__len__", "()"), "len(m)");
+        assert_eq!(method_call("m", "__repr__", "()"), "repr(m)");
+        assert_eq!(method_call("m", "__eq__", "([1, 2])"), "(m == [1, 2])");
+        // Assignment is a statement: it stays a call, valid in an expression.
+        assert_eq!(
+            method_call("m", "__setitem__", "('a', 1)"),
+            "m.__setitem__('a', 1)"
+        );
+        assert_eq!(
+            method_call("m", "__getitem__", "('a', 1)"),
+            "m.__getitem__('a', 1)"
+        );
+        assert_eq!(method_call("m", "get", "('a')"), "m.get('a')");
     }
 
     #[test]

@@ -5,6 +5,9 @@
 # each recorded call, which repository functions it reached (itself, its callees and theirs).
 # Results are not recorded here: replay.py computes them on the clean and the buggy code.
 #
+# SWE_FORGE_TRACE_TESTS (optional): a JSON file listing the node ids to run; the others are
+# deselected.
+#
 # Output: SWE_FORGE_TRACE_OUT, JSON {"calls": [{"file", "module", "qualname", "args",
 # "reaches": [...]}], "dropped": N}. At most SWE_FORGE_TRACE_PER_FUNCTION (default 40)
 # distinct argument lists per function, from at most SWE_FORGE_TRACE_ATTEMPTS (default 200)
@@ -47,6 +50,13 @@ _UNSEEN = object()
 _spent = set()  # function ids whose arguments are no longer tried
 _open = {}  # class name -> its scenarios still open
 _live = []  # reach sets of the recording calls on the stack, innermost last
+# Special methods a user calls through syntax (`v(x)`, `m[k]`, `k in m`, `len(m)`, `repr(m)`):
+# steps of a scenario like public methods (the test writes them as that syntax). Other private
+# methods end the scenario: a test calls what users call.
+_DUNDER_STEPS = {
+    "__call__", "__getitem__", "__contains__", "__len__", "__repr__", "__str__", "__eq__",
+    "__setitem__", "__delitem__",
+}
 
 
 def _info(frame):
@@ -246,7 +256,7 @@ def _follow(frame, rel, module, qualname):
     # Only calls from outside the object: not while one of its own methods runs.
     if any(entry[3] == oid for entry in _stack):
         return None
-    if not sc["open"] or method.startswith("_") or len(sc["steps"]) >= 12:
+    if not sc["open"] or (method.startswith("_") and method not in _DUNDER_STEPS) or len(sc["steps"]) >= 12:
         _close(sc)
         return None
     try:
@@ -306,6 +316,22 @@ def _args_source(frame, qualname, start):
 def pytest_configure(config):
     sys.settrace(_global)
     threading.settrace(_global)
+
+
+_SELECT = os.environ.get("SWE_FORGE_TRACE_TESTS")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    # Only the tests swe-forge asked for (SWE_FORGE_TRACE_TESTS: a JSON list of node ids):
+    # those that reach the survivors' functions.
+    if not _SELECT:
+        return
+    with open(_SELECT) as f:
+        wanted = set(json.load(f))
+    keep = [item for item in items if item.nodeid in wanted]
+    if len(keep) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in wanted])
+        items[:] = keep
 
 
 def pytest_runtest_logfinish(nodeid, location):

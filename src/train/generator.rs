@@ -171,6 +171,7 @@ pub fn generate_single(
             candidates_file: None,
             progress: false,
             synthesize: true,
+            synthesis_budget: Some(Duration::from_secs(crate::pipeline::SYNTHESIS_BUDGET_S)),
             issue_llm: None,
             undecided_only: true,
             visible_tests: false,

@@ -1,0 +1,77 @@
+//! Survivors that a user reaches through a special method or with a function as an argument
+//! (`tests/fixtures/special_methods`): the repository's tests run `Between(1, 10)(5)` without
+//! checking what it returns, and `apply(str, [1, 2])` checking only that a list comes back.
+//! Synthesis follows the validator through `__call__` and writes `str` back by its name, so
+//! both bugs become tasks whose synthesized tests read as a user would write them; and it
+//! traces only the tests that run the survivors' functions.
+
+mod common;
+use common::*;
+
+#[test]
+fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
+    let fixture = fixture("special_methods");
+    let out = bin()
+        .args(["mutate", fixture.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let all = stdout_lines(&out);
+    // `return value` → `return None`: the test of `Between(1, 10)(5)` only asks that it
+    // does not raise.
+    let validator = pick_candidate(&all, "Between.__call__", "return None");
+    // `out.append(func(value))` → `pass`: an empty list, and the test of `apply` only asks
+    // for a list.
+    let helper = pick_candidate(&all, "apply", "pass");
+
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let cands = dir.path().join("cands.jsonl");
+    std::fs::write(&cands, format!("{validator}\n{helper}\n")).unwrap();
+    let manifest = fixture_manifest(dir.path(), "special_methods");
+    let out_dir = dir.path().join("out");
+    let out = bin()
+        .env("TMPDIR", &tmp)
+        .args(["verify", manifest.to_str().unwrap(), "--candidates"])
+        .arg(&cands)
+        .args(["--sandbox", "local", "--jobs", "1", "--json", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+
+    let listing = jsonl(&out_dir.join("candidates.jsonl"));
+    assert_eq!(listing.len(), 2, "{listing:?}");
+    for c in &listing {
+        assert_eq!(c["status"], "accepted", "{c}");
+    }
+    let tasks = jsonl(&out_dir.join("tasks.jsonl"));
+    let patch_of = |function: &str| -> String {
+        tasks
+            .iter()
+            .find(|t| t["metadata"]["location"]["function"] == function)
+            .unwrap_or_else(|| panic!("no task for {function}: {tasks:?}"))["test_patch"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let validator_test = patch_of("Between.__call__");
+    assert!(
+        validator_test.contains("+    between = Between(1, 10)\n")
+            && validator_test.contains("+    assert between(5) == 5\n"),
+        "{validator_test}"
+    );
+    let helper_test = patch_of("apply");
+    assert!(
+        helper_test.contains("assert apply(str, [1, 2]) == ['1', '2']"),
+        "{helper_test}"
+    );
+
+    // The tracer ran the three tests that run `Between.__call__` and `apply`, not `clamp`'s.
+    let s = summary(&out);
+    let synthesis = &seed_summary(&s, "special_methods")["synthesis"];
+    assert_eq!(synthesis["survivors"], 2, "{synthesis}");
+    assert_eq!(synthesis["traced_tests"], 3, "{synthesis}");
+    assert_eq!(synthesis["over_budget"], 0, "{synthesis}");
+}
