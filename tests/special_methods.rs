@@ -1,9 +1,11 @@
-//! Survivors that a user reaches through a special method or with a function as an argument
-//! (`tests/fixtures/special_methods`): the repository's tests run `Between(1, 10)(5)` without
-//! checking what it returns, and `apply(str, [1, 2])` checking only that a list comes back.
-//! Synthesis follows the validator through `__call__` and writes `str` back by its name, so
-//! both bugs become tasks whose synthesized tests read as a user would write them; and it
-//! traces only the tests that run the survivors' functions.
+//! Survivors that a user reaches through a special method, with a function as an argument or
+//! with an object as an argument (`tests/fixtures/special_methods`): the repository's tests
+//! run `Between(1, 10)(5)` without checking what it returns, `apply(str, [1, 2])` checking
+//! only that a list comes back, and `first_valid(OneOf([5, 6]), [50, 5])` checking nothing.
+//! Synthesis follows the validator through `__call__`, writes `str` back by its name and the
+//! validator as the constructor call the tracer saw, so the three bugs become tasks whose
+//! synthesized tests read as a user would write them; and it traces only the tests that run
+//! the survivors' functions.
 
 mod common;
 use common::*;
@@ -23,12 +25,15 @@ fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
     // `out.append(func(value))` → `pass`: an empty list, and the test of `apply` only asks
     // for a list.
     let helper = pick_candidate(&all, "apply", "pass");
+    // `return validator(value)` → `return None`: its test passes a `OneOf` object, which
+    // has no repr to rebuild it from, and checks nothing.
+    let taker = pick_candidate(&all, "first_valid", "return None");
 
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let cands = dir.path().join("cands.jsonl");
-    std::fs::write(&cands, format!("{validator}\n{helper}\n")).unwrap();
+    std::fs::write(&cands, format!("{validator}\n{helper}\n{taker}\n")).unwrap();
     let manifest = fixture_manifest(dir.path(), "special_methods");
     let out_dir = dir.path().join("out");
     let out = bin()
@@ -42,7 +47,7 @@ fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
     assert!(out.status.success(), "{}", text(&out));
 
     let listing = jsonl(&out_dir.join("candidates.jsonl"));
-    assert_eq!(listing.len(), 2, "{listing:?}");
+    assert_eq!(listing.len(), 3, "{listing:?}");
     for c in &listing {
         assert_eq!(c["status"], "accepted", "{c}");
     }
@@ -67,11 +72,17 @@ fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
         helper_test.contains("assert apply(str, [1, 2]) == ['1', '2']"),
         "{helper_test}"
     );
+    let taker_test = patch_of("first_valid");
+    assert!(
+        taker_test.contains("assert first_valid(OneOf([5, 6]), [50, 5]) == 5"),
+        "{taker_test}"
+    );
 
-    // The tracer ran the three tests that run `Between.__call__` and `apply`, not `clamp`'s.
+    // The tracer ran the four tests that run `Between.__call__`, `apply` and `first_valid`
+    // (that of `first_valid` calls `Between.__call__` too), never `clamp`'s.
     let s = summary(&out);
     let synthesis = &seed_summary(&s, "special_methods")["synthesis"];
-    assert_eq!(synthesis["survivors"], 2, "{synthesis}");
-    assert_eq!(synthesis["traced_tests"], 3, "{synthesis}");
+    assert_eq!(synthesis["survivors"], 3, "{synthesis}");
+    assert_eq!(synthesis["traced_tests"], 4, "{synthesis}");
     assert_eq!(synthesis["over_budget"], 0, "{synthesis}");
 }

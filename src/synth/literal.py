@@ -3,7 +3,8 @@
 #
 # Accepted: None, bools, ints, finite floats, str, bytes, Decimal, Fraction, the datetime
 # types, tuples/lists/dicts/sets/frozensets of accepted values, and objects of the
-# repository's own classes whose repr() evaluates (in their module) to an equal object, and
+# repository's own classes whose repr() evaluates (in their module) to an equal object or
+# whose construction the tracer saw (CONSTRUCTED), and
 # functions and classes by their importable name (`len`, `operator.add`, `pkg.mod.helper`).
 # Sets are written sorted by their elements' source so the text is stable; they still compare
 # by equality. Anything else (object ids, open files, generators, NaN) is refused.
@@ -21,6 +22,13 @@ MAX_ITEMS = 24
 
 class Refused(Exception):
     pass
+
+
+# Objects of the repository's classes whose construction the tracer saw with arguments it
+# could write back: id -> (module, class name, `(args)` source, imports). Such an object is
+# written as that constructor call (`Tuple((String(), Integer()))`) when its repr is not one.
+# Filled by trace.py, which keeps the objects alive so their ids stay theirs; empty elsewhere.
+CONSTRUCTED = {}
 
 
 def to_source(value, imports, repo_modules, depth=0):
@@ -81,7 +89,15 @@ def to_source(value, imports, repo_modules, depth=0):
         return _named(value, imports, repo_modules)
     module = getattr(t, "__module__", "")
     if module in repo_modules and "." not in t.__qualname__:
-        return _repo_object(value, t, module, imports)
+        try:
+            return _repo_object(value, t, module, imports)
+        except Refused:
+            made = CONSTRUCTED.get(id(value))
+            if made is None or made[0] != module or made[1] != t.__name__:
+                raise
+            imports.update(made[3])
+            imports.add("from %s import %s" % (module, t.__name__))
+            return t.__name__ + made[2]
     raise Refused("unsupported type %s" % t.__name__)
 
 

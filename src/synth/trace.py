@@ -239,6 +239,8 @@ def _follow(frame, rel, module, qualname):
         if src is None:
             return None
         _scenario_count[qualname] = _scenario_count.get(qualname, 0) + 1
+        # Written back as this constructor call when passed to a call or called on later.
+        literal.CONSTRUCTED[oid] = (module, cls, src[0], src[1])
         sc = {
             "file": rel, "module": module, "cls": cls, "ctor_args": src[0],
             "imports": set(src[1]), "steps": [], "open": True, "reaches": set(),
