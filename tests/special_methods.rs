@@ -1,11 +1,12 @@
-//! Survivors that a user reaches through a special method, with a function as an argument or
-//! with an object as an argument (`tests/fixtures/special_methods`): the repository's tests
-//! run `Between(1, 10)(5)` without checking what it returns, `apply(str, [1, 2])` checking
-//! only that a list comes back, and `first_valid(OneOf([5, 6]), [50, 5])` checking nothing.
+//! Survivors that a user reaches through a special method, with a function or an object as an
+//! argument, or without an optional argument (`tests/fixtures/special_methods`): the
+//! repository's tests run `Between(1, 10)(5)` without checking what it returns,
+//! `apply(str, [1, 2])` checking only that a list comes back,
+//! `first_valid(OneOf([5, 6]), [50, 5])` checking nothing, and `round_to` always with `step=`.
 //! Synthesis follows the validator through `__call__`, writes `str` back by its name and the
-//! validator as the constructor call the tracer saw, so the three bugs become tasks whose
-//! synthesized tests read as a user would write them; and it traces only the tests that run
-//! the survivors' functions.
+//! validator as the constructor call the tracer saw, and calls `round_to` without `step`, so
+//! the four bugs become tasks whose synthesized tests read as a user would write them; and it
+//! traces only the tests that run the survivors' functions.
 
 mod common;
 use common::*;
@@ -28,12 +29,19 @@ fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
     // `return validator(value)` → `return None`: its test passes a `OneOf` object, which
     // has no repr to rebuild it from, and checks nothing.
     let taker = pick_candidate(&all, "first_valid", "return None");
+    // `return round(value)` → `return None`: the branch without `step`, which the test of
+    // `round_to` always passes.
+    let optional = pick_candidate(&all, "round_to", "return None");
 
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let cands = dir.path().join("cands.jsonl");
-    std::fs::write(&cands, format!("{validator}\n{helper}\n{taker}\n")).unwrap();
+    std::fs::write(
+        &cands,
+        format!("{validator}\n{helper}\n{taker}\n{optional}\n"),
+    )
+    .unwrap();
     let manifest = fixture_manifest(dir.path(), "special_methods");
     let out_dir = dir.path().join("out");
     let out = bin()
@@ -47,7 +55,7 @@ fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
     assert!(out.status.success(), "{}", text(&out));
 
     let listing = jsonl(&out_dir.join("candidates.jsonl"));
-    assert_eq!(listing.len(), 3, "{listing:?}");
+    assert_eq!(listing.len(), 4, "{listing:?}");
     for c in &listing {
         assert_eq!(c["status"], "accepted", "{c}");
     }
@@ -77,12 +85,21 @@ fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
         taker_test.contains("assert first_valid(OneOf([5, 6]), [50, 5]) == 5"),
         "{taker_test}"
     );
+    let optional_test = patch_of("round_to");
+    let asserted: Vec<&str> = optional_test
+        .lines()
+        .filter(|l| l.starts_with("+    assert round_to("))
+        .collect();
+    assert!(
+        !asserted.is_empty() && asserted.iter().all(|l| !l.contains("step=")),
+        "{optional_test}"
+    );
 
-    // The tracer ran the four tests that run `Between.__call__`, `apply` and `first_valid`
-    // (that of `first_valid` calls `Between.__call__` too), never `clamp`'s.
+    // The tracer ran the five tests that run `Between.__call__`, `apply`, `first_valid` and
+    // `round_to`, never `clamp`'s.
     let s = summary(&out);
     let synthesis = &seed_summary(&s, "special_methods")["synthesis"];
-    assert_eq!(synthesis["survivors"], 3, "{synthesis}");
-    assert_eq!(synthesis["traced_tests"], 4, "{synthesis}");
+    assert_eq!(synthesis["survivors"], 4, "{synthesis}");
+    assert_eq!(synthesis["traced_tests"], 5, "{synthesis}");
     assert_eq!(synthesis["over_budget"], 0, "{synthesis}");
 }

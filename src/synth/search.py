@@ -155,6 +155,37 @@ def _defaulted(fn, given, kwargs, consts):
     return out
 
 
+# A parameter left out of the call (it takes its default): a recorded call that always passes
+# an optional argument never shows what the function does without it (`ceil(x)` when every
+# test calls `ceil(x, options=...)`).
+_OMIT = object()
+
+
+def _omittable(fn, args, kwargs):
+    """(the index from which the recorded positional arguments all have defaults, the
+    recorded keyword arguments that have defaults)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return len(args), set()
+    positional = [p for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    first = len(args)
+    while first > 0 and first - 1 < len(positional) and positional[first - 1].default is not positional[first - 1].empty:
+        first -= 1
+    keywords = {name for name in kwargs
+                if name in sig.parameters and sig.parameters[name].default is not sig.parameters[name].empty}
+    return first, keywords
+
+
+def _call_args(a, k, kw_names):
+    """The positional arguments up to the first left out, and the keyword arguments given."""
+    cut = next((i for i, x in enumerate(a) if x is _OMIT), len(a))
+    return tuple(a[:cut]), {n: v for n, v in zip(kw_names, k) if v is not _OMIT}
+
+
 def from_signature(fn, consts):
     """Positional strategies for the required parameters of `fn`, or None."""
     import inspect
@@ -326,18 +357,28 @@ def main():
                 args, kwargs = literal.eval_source(
                     "(lambda *a, **k: (a, k))" + tpl["args"], vars(buggy)
                 )
-                strategies = [strategy_for(a, consts) for a in args]
+                first_optional, optional_kw = _omittable(fn_c, args, kwargs)
+                strategies = [
+                    st.one_of(st.just(_OMIT), strategy_for(a, consts)) if i >= first_optional
+                    else strategy_for(a, consts)
+                    for i, a in enumerate(args)
+                ]
                 # Parameters the recorded call left at their defaults vary too.
                 strategies += _defaulted(fn_c, len(args), kwargs, consts)
                 arg_strategy = st.tuples(*strategies)
                 kw_names = sorted(kwargs)
         except Exception:
             continue
-        kw_strategy = st.tuples(*[strategy_for(kwargs[k], consts) for k in kw_names]) if kw_names else st.just(())
+        if tpl.get("args") is None:
+            optional_kw = set()
+        kw_strategy = st.tuples(*[
+            st.one_of(st.just(_OMIT), strategy_for(kwargs[k], consts)) if k in optional_kw
+            else strategy_for(kwargs[k], consts)
+            for k in kw_names
+        ]) if kw_names else st.just(())
 
         def differs(example):
-            a, k = example
-            k = dict(zip(kw_names, k))
+            a, k = _call_args(example[0], example[1], kw_names)
             if time.monotonic() > deadline:
                 raise _Timeout()
             return _outcome(fn_c, a, k) != _outcome(fn_b, a, k)
@@ -366,11 +407,11 @@ def main():
             tried += 1
             continue
         tried += 1
-        a, k = example
+        a, k = _call_args(example[0], example[1], kw_names)
         imports = set()
         try:
             parts = [literal.to_source(v, imports, {req["module"]}) for v in a]
-            parts += ["%s=%s" % (n, literal.to_source(v, imports, {req["module"]})) for n, v in zip(kw_names, k)]
+            parts += ["%s=%s" % (n, literal.to_source(v, imports, {req["module"]})) for n, v in sorted(k.items())]
         except literal.Refused:
             continue
         found.append({
