@@ -60,11 +60,23 @@ pub struct Issue {
 /// ` +  where A = CALL`. Returns (the call, if named; what came out; what was expected).
 fn compared_values(observed: &str) -> Option<(Option<String>, String, String)> {
     let first = observed.lines().next()?;
-    let rest = first
-        .strip_prefix("AssertionError: ")
-        .unwrap_or(first)
-        .strip_prefix("assert ")?;
-    let (actual, expected) = rest.split_once(" == ")?;
+    let message = first.strip_prefix("AssertionError: ").unwrap_or(first);
+    let (actual, expected) = match message.strip_prefix("assert ") {
+        Some(rest) => rest.split_once(" == ")?,
+        // unittest's `assertEqual(first, second)`: `AssertionError: first != second`.
+        // `Lists differ: [1] != [2]` from the sequence comparisons.
+        None if first.starts_with("AssertionError: ") => {
+            let message = match message.split_once(" differ: ") {
+                Some((kind, rest)) if !kind.contains(' ') => rest,
+                _ => message,
+            };
+            if message.matches(" != ").count() != 1 {
+                return None;
+            }
+            message.split_once(" != ")?
+        }
+        None => return None,
+    };
     let (actual, expected) = (actual.trim(), expected.trim());
     if actual.is_empty() || expected.is_empty() || actual.len() > 80 || expected.len() > 80 {
         return None;
@@ -86,10 +98,14 @@ fn compared_values(observed: &str) -> Option<(Option<String>, String, String)> {
 /// plain comparison ([`compared_values`] reads those) or without such a line.
 fn innermost_call(observed: &str) -> Option<(String, String)> {
     let first = observed.lines().next()?;
-    first
+    let asserted = first
         .strip_prefix("AssertionError: ")
         .unwrap_or(first)
         .strip_prefix("assert ")?;
+    // A bare value (`assert False`, `assert []`): a comparison's sides are both calls' results.
+    if asserted.trim().contains(' ') {
+        return None;
+    }
     observed
         .lines()
         .filter_map(|l| {
@@ -930,6 +946,20 @@ mod tests {
             "`apply(str, [1, 2])` returns None"
         );
         assert_eq!(innermost_call("ValueError: bad\n +  where x = f(1)"), None);
+        // A comparison of two results: not the call's fault alone.
+        assert_eq!(
+            innermost_call("assert c({'a'}) >= c({'a', 'b'})\n +  where c({'a'}) = c('a')"),
+            None
+        );
+        // unittest's assertEqual.
+        assert_eq!(
+            compared_values("AssertionError: 0 != 11"),
+            Some((None, "0".into(), "11".into()))
+        );
+        assert_eq!(
+            compared_values("AssertionError: Lists differ: [1] != [2]\n"),
+            Some((None, "[1]".into(), "[2]".into()))
+        );
         assert_eq!(
             compared_values("assert <function merge at 0x7f7e8ede6520> == {1: 1}"),
             None
