@@ -953,8 +953,8 @@ fn trace_selection(baseline: &Baseline, cand: &Candidate) -> Option<Vec<String>>
     Some(tests)
 }
 
-/// Test ids one tracer run takes at most, in bytes: they travel in the script, which a
-/// command line must hold.
+/// Test ids one tracer run takes at most, in bytes (about a thousand tests): enough calls to
+/// replay, in a bounded time.
 const TRACE_SELECTION_BYTES: usize = 60_000;
 
 /// The clean suite's calls recorded so far for a seed: each survivor traces the tests that

@@ -24,7 +24,7 @@ pub const CROSSHAIR_SECONDS: u64 = 6;
 /// Seconds the Hypothesis search may spend per survivor.
 pub const SEARCH_SECONDS: u64 = 12;
 const TRACE_OUT: &str = "swe_forge_trace.json";
-const TRACE_TESTS: &str = "swe_forge_trace_tests.json";
+const TRACE_TESTS: &str = "swe_forge_trace_tests.txt";
 const CALLS_IN: &str = "swe_forge_calls.json";
 const REPLAY_OUT: &str = "swe_forge_replay.json";
 /// At most this many recorded calls are replayed per survivor.
@@ -328,27 +328,43 @@ pub fn trace(
     worker.reset()?;
     let scratch = worker.scratch().to_string();
     let files = serde_json::to_string(&setup.source_files).unwrap_or_else(|_| "[]".into());
-    // A selection: its ids in a file the plugin reads (they would not fit a command line),
-    // and their files as pytest's arguments, so only those are collected.
+    // A selection: its ids in a file the plugin reads, one per line, written by scripts of
+    // their own (a command line holds 128 KiB, and the helpers take a third of that), and
+    // their files as pytest's arguments, so only those are collected.
     let (selection, args) = match tests {
         Some(tests) => {
-            let ids = serde_json::to_string(tests).unwrap_or_else(|_| "[]".into());
-            let path = format!("{scratch}/{TRACE_TESTS}");
+            let path = shell_quote(&format!("{scratch}/{TRACE_TESTS}"));
+            worker.exec(&format!(": > {path}\n"), timeout)?;
+            let mut chunk = String::new();
+            for (i, t) in tests.iter().enumerate() {
+                chunk.push_str(t);
+                chunk.push('\n');
+                if chunk.len() > 48_000 || i + 1 == tests.len() {
+                    let out = worker.exec(
+                        &format!("cat >> {path} <<'SWE_FORGE_EOF'\n{chunk}SWE_FORGE_EOF\n"),
+                        timeout,
+                    )?;
+                    if out.exit_code != Some(0) {
+                        return Err(SynthError::Helper(format!(
+                            "writing the tracer's test selection: {}",
+                            String::from_utf8_lossy(&out.stderr).trim()
+                        )));
+                    }
+                    chunk.clear();
+                }
+            }
             let files: BTreeSet<&str> = tests
                 .iter()
                 .map(|t| t.split("::").next().unwrap_or(t))
                 .collect();
-            let args: String = files
+            let mut args: String = files
                 .iter()
                 .map(|f| format!(" {}", shell_quote(f)))
                 .collect();
-            (
-                format!(
-                    "cat > {q} <<'SWE_FORGE_EOF'\n{ids}\nSWE_FORGE_EOF\nexport SWE_FORGE_TRACE_TESTS={q}\n",
-                    q = shell_quote(&path)
-                ),
-                args,
-            )
+            if args.len() > 32_000 {
+                args.clear(); // too many files for the command line: collect all, keep the ids
+            }
+            (format!("export SWE_FORGE_TRACE_TESTS={path}\n"), args)
         }
         None => (String::new(), String::new()),
     };

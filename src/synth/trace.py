@@ -5,8 +5,8 @@
 # each recorded call, which repository functions it reached (itself, its callees and theirs).
 # Results are not recorded here: replay.py computes them on the clean and the buggy code.
 #
-# SWE_FORGE_TRACE_TESTS (optional): a JSON file listing the node ids to run; the others are
-# deselected.
+# SWE_FORGE_TRACE_TESTS (optional): a file of the node ids to run, one per line; the others
+# are deselected.
 #
 # Output: SWE_FORGE_TRACE_OUT, JSON {"calls": [{"file", "module", "qualname", "args",
 # "reaches": [...]}], "dropped": N}. At most SWE_FORGE_TRACE_PER_FUNCTION (default 40)
@@ -324,12 +324,12 @@ _SELECT = os.environ.get("SWE_FORGE_TRACE_TESTS")
 
 
 def pytest_collection_modifyitems(session, config, items):
-    # Only the tests swe-forge asked for (SWE_FORGE_TRACE_TESTS: a JSON list of node ids):
+    # Only the tests swe-forge asked for (SWE_FORGE_TRACE_TESTS: node ids, one per line):
     # those that reach the survivors' functions.
     if not _SELECT:
         return
     with open(_SELECT) as f:
-        wanted = set(json.load(f))
+        wanted = {line.rstrip("\n") for line in f if line.strip()}
     keep = [item for item in items if item.nodeid in wanted]
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in wanted])
