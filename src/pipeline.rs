@@ -774,17 +774,24 @@ fn verify_all(
                     }
                     if ungradable.is_some() || survivor {
                         if let Some(setup) = &ctx.synth {
-                            outcome = synthesize(
-                                worker.as_mut(),
-                                ctx,
-                                setup,
-                                runner,
-                                &cand,
-                                &gold,
-                                &cfg.verify,
-                                objects.as_ref(),
-                                outcome,
-                            );
+                            let started = Instant::now();
+                            if let Some(record) = over_budget(ctx) {
+                                outcome.synthesis = Some(record);
+                            } else {
+                                outcome = synthesize(
+                                    worker.as_mut(),
+                                    ctx,
+                                    setup,
+                                    runner,
+                                    &cand,
+                                    &gold,
+                                    &cfg.verify,
+                                    objects.as_ref(),
+                                    outcome,
+                                );
+                            }
+                            ctx.synth_spent.lock().expect("synthesis tally").seconds +=
+                                started.elapsed().as_secs_f64();
                         }
                     }
                     if let Some((reason, why)) = ungradable {
@@ -882,45 +889,24 @@ fn verify_all(
     }
 }
 
-/// Give a survivor a synthesized test, while the seed's synthesis budget lasts: trace the
-/// tests that reach its function (each test once per seed), replay the calls that reach it,
-/// write the differences as a test file, verify it like any task.
-#[allow(clippy::too_many_arguments)]
-fn synthesize(
-    worker: &mut dyn crate::sandbox::Worker,
-    ctx: &SeedContext<'_>,
-    setup: &synth::SynthSetup,
-    runner: &dyn TestRunner,
-    cand: &Candidate,
-    gold: &str,
-    verify_cfg: &VerifyConfig,
-    objects: Option<&git2::Repository>,
-    mut outcome: Outcome,
-) -> Outcome {
-    let started = Instant::now();
-    {
-        let mut spent = ctx.synth_spent.lock().expect("synthesis tally");
-        spent.survivors += 1;
-        if let Some(budget) = ctx.synth_budget {
-            if spent.seconds >= budget.as_secs_f64() {
-                spent.over_budget += 1;
-                outcome.synthesis = Some(synth::SynthRecord {
-                    status: "over-budget".into(),
-                    detail: format!(
-                        "the seed's synthesis budget ({} s) was spent",
-                        budget.as_secs()
-                    ),
-                    ..Default::default()
-                });
-                return outcome;
-            }
-        }
+/// Counts a candidate that goes to synthesis; when the seed's synthesis budget is spent, the
+/// record that says so (the candidate keeps its verdict).
+fn over_budget(ctx: &SeedContext<'_>) -> Option<synth::SynthRecord> {
+    let mut spent = ctx.synth_spent.lock().expect("synthesis tally");
+    spent.survivors += 1;
+    let budget = ctx.synth_budget?;
+    if spent.seconds < budget.as_secs_f64() {
+        return None;
     }
-    let outcome = synthesize_within(
-        worker, ctx, setup, runner, cand, gold, verify_cfg, objects, outcome,
-    );
-    ctx.synth_spent.lock().expect("synthesis tally").seconds += started.elapsed().as_secs_f64();
-    outcome
+    spent.over_budget += 1;
+    Some(synth::SynthRecord {
+        status: "over-budget".into(),
+        detail: format!(
+            "the seed's synthesis budget ({} s) was spent",
+            budget.as_secs()
+        ),
+        ..Default::default()
+    })
 }
 
 /// The tests to trace for `cand`: the stable tests that run its function's lines, else those
@@ -1020,8 +1006,11 @@ fn trace_for(
     (cache.trace.clone(), error)
 }
 
+/// Give a survivor a synthesized test: trace the tests that reach its function (each test
+/// once per seed), replay the calls that reach it, write the differences as a test file,
+/// verify it like any task.
 #[allow(clippy::too_many_arguments)]
-fn synthesize_within(
+fn synthesize(
     worker: &mut dyn crate::sandbox::Worker,
     ctx: &SeedContext<'_>,
     setup: &synth::SynthSetup,

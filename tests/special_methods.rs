@@ -11,8 +11,8 @@
 mod common;
 use common::*;
 
-#[test]
-fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
+/// The four survivors (see the module's text), as `mutate --json` lines.
+fn survivors() -> String {
     let fixture = fixture("special_methods");
     let out = bin()
         .args(["mutate", fixture.to_str().unwrap(), "--json"])
@@ -32,28 +32,35 @@ fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
     // `return round(value)` → `return None`: the branch without `step`, which the test of
     // `round_to` always passes.
     let optional = pick_candidate(&all, "round_to", "return None");
+    format!("{validator}\n{helper}\n{taker}\n{optional}\n")
+}
 
+/// `verify` of the survivors on the fixture, one worker; the output and the run's directory
+/// (its `out/`).
+fn verify_survivors(extra: &[&str]) -> (std::process::Output, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let cands = dir.path().join("cands.jsonl");
-    std::fs::write(
-        &cands,
-        format!("{validator}\n{helper}\n{taker}\n{optional}\n"),
-    )
-    .unwrap();
+    std::fs::write(&cands, survivors()).unwrap();
     let manifest = fixture_manifest(dir.path(), "special_methods");
-    let out_dir = dir.path().join("out");
     let out = bin()
         .env("TMPDIR", &tmp)
         .args(["verify", manifest.to_str().unwrap(), "--candidates"])
         .arg(&cands)
         .args(["--sandbox", "local", "--jobs", "1", "--json", "--out"])
-        .arg(&out_dir)
+        .arg(dir.path().join("out"))
+        .args(extra)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
+    (out, dir)
+}
 
+#[test]
+fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
+    let (out, dir) = verify_survivors(&[]);
+    let out_dir = dir.path().join("out");
     let listing = jsonl(&out_dir.join("candidates.jsonl"));
     assert_eq!(listing.len(), 4, "{listing:?}");
     for c in &listing {
@@ -102,4 +109,29 @@ fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
     assert_eq!(synthesis["survivors"], 4, "{synthesis}");
     assert_eq!(synthesis["traced_tests"], 5, "{synthesis}");
     assert_eq!(synthesis["over_budget"], 0, "{synthesis}");
+}
+
+#[test]
+fn synthesis_stops_at_the_seed_budget_and_says_so() {
+    // One second: the first survivor's synthesis (a tracer run, replays and three verifying
+    // checks, each a pytest process) spends it; those after it are left as they were.
+    let (out, dir) = verify_survivors(&["--synthesis-budget", "1"]);
+    let s = summary(&out);
+    let synthesis = &seed_summary(&s, "special_methods")["synthesis"];
+    assert_eq!(synthesis["survivors"], 4, "{synthesis}");
+    assert_eq!(synthesis["budget_s"], 1.0, "{synthesis}");
+    let over = synthesis["over_budget"].as_u64().unwrap();
+    assert!((1..=3).contains(&over), "{synthesis}");
+    let listing = candidate_lines(dir.path());
+    let left: Vec<_> = listing
+        .iter()
+        .filter(|c| c["status"] != "accepted")
+        .collect();
+    assert_eq!(left.len() as u64, over, "{listing:?}");
+    for c in left {
+        assert!(
+            ["not-killed", "not-covered"].contains(&c["reason"].as_str().unwrap_or("")),
+            "{c}"
+        );
+    }
 }
