@@ -291,8 +291,8 @@ impl SynthRecord {
     }
 }
 
-fn ship_helpers(scratch: &str) -> String {
-    let mut s = String::new();
+/// Write the Python helpers into the worker's scratch directory.
+fn ship_helpers(worker: &mut dyn Worker, timeout: Duration) -> Result<(), SynthError> {
     for (name, body) in [
         ("swe_forge_literal.py", LITERAL_PY),
         ("swe_forge_trace.py", TRACE_PY),
@@ -300,12 +300,44 @@ fn ship_helpers(scratch: &str) -> String {
         ("swe_forge_search.py", SEARCH_PY),
         ("swe_forge_crosshair.py", CROSSHAIR_PY),
     ] {
-        s.push_str(&format!(
-            "cat > {} <<'SWE_FORGE_EOF'\n{body}\nSWE_FORGE_EOF\n",
-            shell_quote(&format!("{scratch}/{name}"))
-        ));
+        put_scratch(worker, name, body.as_bytes(), timeout)?;
     }
-    s
+    Ok(())
+}
+
+/// Raw bytes per piece [`put_scratch`] writes: 48 KB once in base64, well inside the 128 KiB
+/// a single command-line argument (the script) may hold.
+const PUT_PIECE: usize = 36_000;
+
+/// Write `content` to the file `name` of the worker's scratch directory, in pieces of its own
+/// scripts: the helpers, a module's source or a list of calls would not fit one script.
+fn put_scratch(
+    worker: &mut dyn Worker,
+    name: &str,
+    content: &[u8],
+    timeout: Duration,
+) -> Result<(), SynthError> {
+    use base64::Engine as _;
+    let path = shell_quote(&format!("{}/{name}", worker.scratch()));
+    let mut pieces: Vec<&[u8]> = content.chunks(PUT_PIECE).collect();
+    if pieces.is_empty() {
+        pieces.push(&[]);
+    }
+    for (i, piece) in pieces.into_iter().enumerate() {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(piece);
+        let redirect = if i == 0 { ">" } else { ">>" };
+        let out = worker.exec(
+            &format!("printf %s '{encoded}' | base64 -d {redirect} {path}\n"),
+            timeout,
+        )?;
+        if out.exit_code != Some(0) {
+            return Err(SynthError::Helper(format!(
+                "writing {name} into the sandbox: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn python_path(setup: &SynthSetup, scratch: &str) -> String {
@@ -328,31 +360,14 @@ pub fn trace(
     worker.reset()?;
     let scratch = worker.scratch().to_string();
     let files = serde_json::to_string(&setup.source_files).unwrap_or_else(|_| "[]".into());
-    // A selection: its ids in a file the plugin reads, one per line, written by scripts of
-    // their own (a command line holds 128 KiB, and the helpers take a third of that), and
-    // their files as pytest's arguments, so only those are collected.
+    ship_helpers(worker, timeout)?;
+    // A selection: its ids in a file the plugin reads, one per line, and their files as
+    // pytest's arguments, so only those are collected.
     let (selection, args) = match tests {
         Some(tests) => {
             let path = shell_quote(&format!("{scratch}/{TRACE_TESTS}"));
-            worker.exec(&format!(": > {path}\n"), timeout)?;
-            let mut chunk = String::new();
-            for (i, t) in tests.iter().enumerate() {
-                chunk.push_str(t);
-                chunk.push('\n');
-                if chunk.len() > 48_000 || i + 1 == tests.len() {
-                    let out = worker.exec(
-                        &format!("cat >> {path} <<'SWE_FORGE_EOF'\n{chunk}SWE_FORGE_EOF\n"),
-                        timeout,
-                    )?;
-                    if out.exit_code != Some(0) {
-                        return Err(SynthError::Helper(format!(
-                            "writing the tracer's test selection: {}",
-                            String::from_utf8_lossy(&out.stderr).trim()
-                        )));
-                    }
-                    chunk.clear();
-                }
-            }
+            let ids: String = tests.iter().map(|t| format!("{t}\n")).collect();
+            put_scratch(worker, TRACE_TESTS, ids.as_bytes(), timeout)?;
             let files: BTreeSet<&str> = tests
                 .iter()
                 .map(|t| t.split("::").next().unwrap_or(t))
@@ -369,8 +384,7 @@ pub fn trace(
         None => (String::new(), String::new()),
     };
     let script = format!(
-        "{}{}{selection}export SWE_FORGE_TRACE_FILES={} SWE_FORGE_TRACE_OUT={}\n{} -p swe_forge_trace -p no:cacheprovider --rootdir=. -q --no-header{args} >/dev/null 2>&1\ntest -s \"$SWE_FORGE_TRACE_OUT\"\n",
-        ship_helpers(&scratch),
+        "{}{selection}export SWE_FORGE_TRACE_FILES={} SWE_FORGE_TRACE_OUT={}\n{} -p swe_forge_trace -p no:cacheprovider --rootdir=. -q --no-header{args} >/dev/null 2>&1\ntest -s \"$SWE_FORGE_TRACE_OUT\"\n",
         python_path(setup, &scratch),
         shell_quote(&files),
         shell_quote(&format!("{scratch}/{TRACE_OUT}")),
@@ -547,10 +561,10 @@ fn replay_values(
     }
     let scratch = worker.scratch().to_string();
     let input = serde_json::to_string(input).unwrap_or_default();
+    ship_helpers(worker, timeout)?;
+    put_scratch(worker, CALLS_IN, input.as_bytes(), timeout)?;
     let script = format!(
-        "{}cat > {} <<'SWE_FORGE_EOF'\n{input}\nSWE_FORGE_EOF\n{}{} {} {} {} >/dev/null\n",
-        ship_helpers(&scratch),
-        shell_quote(&format!("{scratch}/{CALLS_IN}")),
+        "{}{} {} {} {} >/dev/null\n",
         python_path(setup, &scratch),
         setup.python,
         shell_quote(&format!("{scratch}/swe_forge_replay.py")),
@@ -1021,11 +1035,10 @@ fn run_on_buggy(
     request["scratch"] = scratch.clone().into();
     let input = format!("swe_forge_{helper}_in.json");
     let output = format!("swe_forge_{helper}.json");
+    ship_helpers(worker, limit)?;
+    put_scratch(worker, &input, request.to_string().as_bytes(), limit)?;
     let script = format!(
-        "{}cat > {} <<'SWE_FORGE_EOF'\n{}\nSWE_FORGE_EOF\n{}{} {} {} {} >/dev/null\n",
-        ship_helpers(&scratch),
-        shell_quote(&format!("{scratch}/{input}")),
-        request,
+        "{}{} {} {} {} >/dev/null\n",
         python_path(setup, &scratch),
         setup.python,
         shell_quote(&format!("{scratch}/swe_forge_{helper}.py")),
