@@ -943,9 +943,10 @@ fn trace_selection(baseline: &Baseline, cand: &Candidate) -> Option<Vec<String>>
 /// replay, in a bounded time.
 const TRACE_SELECTION_BYTES: usize = 60_000;
 
-/// The clean suite's calls recorded so far for a seed: each survivor traces the tests that
-/// reach its function and were not traced yet, and their records join the others. The
-/// tracer so runs only the tests synthesis needs, each at most once.
+/// The clean suite's calls recorded so far for a seed: the first survivor traces the tests
+/// that reach its function; a later one that lacks tests traces the whole suite; the records
+/// join. A seed with one survivor (or survivors reached by the same tests) so traces only
+/// what synthesis needs, and none traces more than a selection and the suite once.
 #[derive(Default)]
 struct TraceCache {
     trace: synth::Trace,
@@ -966,13 +967,21 @@ fn trace_for(
     let need: Option<Vec<String>> = match &selection {
         _ if cache.whole_suite => Some(Vec::new()),
         None => None,
-        Some(tests) => Some(
-            tests
+        Some(tests) => {
+            let need: Vec<String> = tests
                 .iter()
                 .filter(|t| !cache.traced.contains(*t))
                 .cloned()
-                .collect(),
-        ),
+                .collect();
+            // Each tracer run pays pytest's start and collection (seconds on a real
+            // project): the second survivor that lacks tests traces the whole suite instead,
+            // so a seed costs at most one selection and one whole suite.
+            if !need.is_empty() && !cache.traced.is_empty() {
+                None
+            } else {
+                Some(need)
+            }
+        }
     };
     let mut error = None;
     if need.as_ref().is_none_or(|n| !n.is_empty()) {

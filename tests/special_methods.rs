@@ -6,7 +6,7 @@
 //! Synthesis follows the validator through `__call__`, writes `str` back by its name and the
 //! validator as the constructor call the tracer saw, and calls `round_to` without `step`, so
 //! the four bugs become tasks whose synthesized tests read as a user would write them; and it
-//! traces only the tests that run the survivors' functions.
+//! traces the first survivor's tests, then the whole suite once.
 
 mod common;
 use common::*;
@@ -102,12 +102,13 @@ fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
         "{optional_test}"
     );
 
-    // The tracer ran the five tests that run `Between.__call__`, `apply`, `first_valid` and
-    // `round_to`, never `clamp`'s.
+    // The tracer ran the two tests that run `Between.__call__` (the first survivor), then,
+    // as `apply` needed another, the whole suite of six once: two runs for four survivors.
     let s = summary(&out);
     let synthesis = &seed_summary(&s, "special_methods")["synthesis"];
     assert_eq!(synthesis["survivors"], 4, "{synthesis}");
-    assert_eq!(synthesis["traced_tests"], 5, "{synthesis}");
+    assert_eq!(synthesis["trace_runs"], 2, "{synthesis}");
+    assert_eq!(synthesis["traced_tests"], 2 + 6, "{synthesis}");
     assert_eq!(synthesis["over_budget"], 0, "{synthesis}");
 }
 
