@@ -167,10 +167,29 @@ struct TaskLine {
     metadata: TaskMeta,
 }
 
+impl TaskLine {
+    /// The seed the task came from: its manifest name (`environment.seed`), which can differ
+    /// from `repo` (`boltons` and `mahmoud/boltons`); older records have only `repo`.
+    fn seed(&self) -> &str {
+        if self.metadata.environment.seed.is_empty() {
+            &self.repo
+        } else {
+            &self.metadata.environment.seed
+        }
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct TaskMeta {
     difficulty: DifficultyLine,
+    environment: EnvironmentLine,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct EnvironmentLine {
+    seed: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -536,7 +555,7 @@ fn seed_rows(
 ) -> Vec<SeedRow> {
     let mut tasks_per_seed: BTreeMap<&str, usize> = BTreeMap::new();
     for t in tasks {
-        *tasks_per_seed.entry(t.repo.as_str()).or_default() += 1;
+        *tasks_per_seed.entry(t.seed()).or_default() += 1;
     }
     let with_stages = |mut row: SeedRow, from_summary: Option<&BTreeMap<String, f64>>| {
         if let Some(s) = from_summary {
@@ -598,11 +617,11 @@ fn seed_rows(
         }
     }
     for t in tasks {
-        if !seen.contains(&t.repo) && !others.contains_key(t.repo.as_str()) {
+        if !seen.contains(t.seed()) && !others.contains_key(t.seed()) {
             others.insert(
-                t.repo.as_str(),
+                t.seed(),
                 SeedRow {
-                    seed: t.repo.clone(),
+                    seed: t.seed().to_string(),
                     status: "earlier run".into(),
                     detail: "only in tasks.jsonl".into(),
                     ..Default::default()
@@ -1188,10 +1207,18 @@ mod tests {
         write(
             dir.path(),
             "tasks.jsonl",
-            r#"{"instance_id":"t","repo":"s<1>","metadata":{"difficulty":{"killing_tests":1,"function_lines":7,"fix_lines":2,"score":0.42,"new":true}}}"#,
+            // The manifest's `repo:` is not the seed's name: the task counts under the seed.
+            r#"{"instance_id":"t","repo":"owner/s<1>","metadata":{"environment":{"seed":"s<1>"},"difficulty":{"killing_tests":1,"function_lines":7,"fix_lines":2,"score":0.42,"new":true}}}"#,
         );
         let w = super::write(dir.path()).unwrap();
         let r = &w.report;
+        assert_eq!(
+            r.seeds
+                .iter()
+                .map(|s| (s.seed.as_str(), s.tasks))
+                .collect::<Vec<_>>(),
+            [("s<1>", 1)]
+        );
         assert_eq!(
             r.funnel,
             Funnel {
