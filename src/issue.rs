@@ -429,8 +429,10 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
             name: name.clone(),
             source,
         })?;
+    // What the user calls: the synthesized case's function, else the mutated one; either way
+    // its public part (a recorded call can enter through `Validator._repr_args`).
     let public = match input.cases.first() {
-        Some(d) => d.call.qualname.clone(),
+        Some(d) => public_name(&d.call.qualname, &d.call.file),
         None => public_name(&cand.function, &cand.file),
     };
     let hint = cand.issue_hints.first().cloned().unwrap_or_default();
