@@ -944,20 +944,12 @@ fn search_templates(
         }
     }
     let method = cand.function.split_once('.');
-    if let Some((class, name)) = method.filter(|(_, n)| !n.starts_with("__")) {
-        let receiver = trace.calls.iter().find(|c| {
-            c.file == cand.file
-                && c.receiver.is_some()
-                && c.qualname.split_once('.').is_some_and(|(k, _)| k == class)
-        });
-        if let (true, Some(r)) = (templates.is_empty(), receiver) {
-            templates.push(TracedCall {
-                qualname: format!("{class}.{name}"),
-                args: String::new(),
-                reaches: vec![],
-                ..r.clone()
-            });
-            seen.insert(cand.function.clone());
+    if let Some((class, name)) = method.filter(|(_, n)| callable_method(n)) {
+        if templates.is_empty() {
+            templates = receiver_templates(trace, &cand.file, class, name);
+            if !templates.is_empty() {
+                seen.insert(cand.function.clone());
+            }
         }
     } else if let Some((class, "__init__")) = method.filter(|_| templates.is_empty()) {
         // A constructor: call the class with the arguments recorded for its objects.
@@ -999,6 +991,108 @@ fn search_templates(
         }
     }
     (templates, seen.len())
+}
+
+/// Special methods a user calls through syntax, as trace.py's `_DUNDER_STEPS`: a search may
+/// call them on a receiver like public methods. Constructors are searched through their class.
+const DUNDER_CALLS: [&str; 9] = [
+    "__call__",
+    "__getitem__",
+    "__contains__",
+    "__len__",
+    "__repr__",
+    "__str__",
+    "__eq__",
+    "__setitem__",
+    "__delitem__",
+];
+
+/// Whether a method of a class can be a search's entry (called on an object of its class).
+fn callable_method(name: &str) -> bool {
+    !name.starts_with("__") || DUNDER_CALLS.contains(&name)
+}
+
+/// Signature-only templates of `class.name` for a method no test reaches: called on objects
+/// of its class the tests made, the receivers recorded for its other methods first, then the
+/// constructor calls the tracer saw (shortest first), at most 4; and once on the class itself,
+/// which search.py takes only for a class or static method.
+fn receiver_templates(trace: &Trace, file: &str, class: &str, name: &str) -> Vec<TracedCall> {
+    let qualname = format!("{class}.{name}");
+    let mut receivers: Vec<(String, String, Vec<String>)> = Vec::new();
+    for c in trace
+        .calls
+        .iter()
+        .filter(|c| c.file == file && c.qualname.split_once('.').is_some_and(|(k, _)| k == class))
+    {
+        if let Some(r) = &c.receiver {
+            if !receivers.iter().any(|(x, _, _)| x == r) {
+                receivers.push((r.clone(), c.module.clone(), c.imports.clone()));
+            }
+        }
+        if receivers.len() >= 2 {
+            break;
+        }
+    }
+    let mut built: Vec<&Scenario> = trace
+        .scenarios
+        .iter()
+        .filter(|s| s.file == file && s.cls == class)
+        .collect();
+    built.sort_by_key(|s| s.ctor_args.len());
+    for s in built {
+        if receivers.len() >= 4 {
+            break;
+        }
+        let r = format!("{}{}", s.cls, s.ctor_args);
+        if !receivers.iter().any(|(x, _, _)| *x == r) {
+            receivers.push((r, s.module.clone(), s.imports.clone()));
+        }
+    }
+    let Some(module) = receivers.first().map(|(_, m, _)| m.clone()) else {
+        return Vec::new();
+    };
+    let template = |receiver: Option<String>, module: String, imports: Vec<String>| TracedCall {
+        file: file.to_string(),
+        module,
+        qualname: qualname.clone(),
+        receiver,
+        args: String::new(),
+        imports,
+        reaches: vec![],
+        setup: vec![],
+    };
+    let mut out: Vec<TracedCall> = receivers
+        .into_iter()
+        .map(|(r, m, i)| template(Some(r), m, i))
+        .collect();
+    out.push(template(None, module, vec![]));
+    out
+}
+
+/// Argument values the tests passed to the functions of `file` (their recorded `(args)`
+/// sources, at most 40 distinct): a signature-only search draws from them beside the
+/// function's literals, so a method no test calls is tried on the values its neighbours get.
+fn neighbour_args(trace: &Trace, file: &str) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    trace
+        .calls
+        .iter()
+        .filter(|c| c.file == file && c.args.len() > 2 && c.args.len() <= 400)
+        .map(|c| c.args.clone())
+        .chain(
+            trace
+                .scenarios
+                .iter()
+                .filter(|s| s.file == file)
+                .flat_map(|s| {
+                    std::iter::once(s.ctor_args.clone())
+                        .chain(s.steps.iter().map(|st| st.args.clone()))
+                })
+                .filter(|a| a.len() > 2 && a.len() <= 400),
+        )
+        .filter(|a| seen.insert(a.clone()))
+        .take(40)
+        .collect()
 }
 
 /// A proposed input, as search.py and crosshair.py write them.
@@ -1100,7 +1194,8 @@ fn replay_proposals(
         .map(|p| {
             let template = templates
                 .iter()
-                .find(|t| t.qualname == p.qualname)
+                .find(|t| t.qualname == p.qualname && t.receiver == p.receiver)
+                .or_else(|| templates.iter().find(|t| t.qualname == p.qualname))
                 .unwrap_or(first);
             let mut imports = template.imports.clone();
             imports.extend(p.imports);
@@ -1163,6 +1258,7 @@ fn generated(
             // An empty argument list marks a signature-only template.
             "args": if c.args.is_empty() { None } else { Some(&c.args) },
         })).collect::<Vec<_>>(),
+        "neighbour_args": neighbour_args(trace, &cand.file),
         "seconds": SEARCH_SECONDS,
         "max_examples": 1000,
     });

@@ -36,7 +36,7 @@ def _target(call):
     if call.get("receiver"):
         obj = literal.eval_source(call["receiver"], namespace)
         method = call["qualname"].split(".", 1)[1]
-        return getattr(obj, method), args, kwargs, module
+        return literal.through_syntax(obj, method), args, kwargs, module
     fn = module
     for part in call["qualname"].split("."):
         fn = getattr(fn, part)
@@ -120,7 +120,7 @@ def _scenario(call, repo_modules):
     steps = []
     for step in sc["steps"]:
         try:
-            fn = getattr(obj, step["method"])
+            fn = literal.through_syntax(obj, step["method"])
             a, k = literal.eval_source("(lambda *a, **k: (a, k))" + step["args"], vars(module))
         except Exception as e:
             steps.append({"kind": "error", "detail": "%s: %s" % (type(e).__name__, e)})

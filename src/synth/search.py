@@ -186,14 +186,49 @@ def _call_args(a, k, kw_names):
     return tuple(a[:cut]), {n: v for n, v in zip(kw_names, k) if v is not _OMIT}
 
 
-def from_signature(fn, consts):
-    """Positional strategies for the required parameters of `fn`, or None."""
+def _neighbour_values(req, namespace):
+    """The argument values the tests passed to the mutated module's other functions
+    (REQUEST's "neighbour_args", `(args)` sources), evaluated; those that cannot be are left
+    out."""
+    values = []
+    for text in req.get("neighbour_args") or []:
+        try:
+            a, k = literal.eval_source("(lambda *a, **k: (a, k))" + text, namespace)
+        except Exception:
+            continue
+        for v in list(a) + list(k.values()):
+            if not callable(v) and not any(v is w for w in values):
+                values.append(v)
+    return values[:60]
+
+
+def _copied(value):
+    import copy
+
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
+def from_signature(fn, consts, neighbours=()):
+    """Positional strategies for the required parameters of `fn` (`()` when it has none), or
+    None. A parameter without a hint draws from the function's literals, scalars, and the
+    values the tests passed to its neighbours (copied, as a call may change them)."""
     import inspect
 
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
+    untyped = _scalar(consts)
+    if neighbours:
+        pool = list(neighbours)
+        untyped = st.one_of(
+            st.sampled_from(pool).map(_copied),
+            st.one_of(*[strategy_for(v, consts) for v in pool[:12]]),
+            untyped,
+        )
     parts = []
     hints = {int: st.integers(-100, 100), float: st.floats(-1000, 1000, allow_nan=False),
              str: st.text(max_size=10), bool: st.booleans(),
@@ -206,9 +241,7 @@ def from_signature(fn, consts):
         if p.annotation in hints:
             parts.append(hints[p.annotation])
         else:
-            parts.append(_scalar(consts))
-    if not parts:
-        return None
+            parts.append(untyped)
     return st.tuples(*parts)
 
 
@@ -239,7 +272,7 @@ def _scenario_outcomes(mod, sc, ctor, step_args):
         return [("raised", type(e).__name__, str(e))]
     out = []
     for step, (a, k) in zip(sc["steps"], step_args):
-        o = _outcome(getattr(obj, step["method"]), a, k)
+        o = _outcome(literal.through_syntax(obj, step["method"]), a, k)
         out.append(tuple(_ADDRESS.sub("", x) if isinstance(x, str) else x for x in o))
     return out
 
@@ -326,6 +359,7 @@ def main():
     clean.__package__ = buggy.__package__
     exec(compile(req["clean_source"], req["file"], "exec"), clean.__dict__)
     deadline = time.monotonic() + float(req.get("seconds", 20))
+    neighbours = _neighbour_values(req, vars(buggy))
     if req.get("scenarios") is not None:
         json.dump(search_scenarios(req, buggy, clean, deadline), open(sys.argv[2], "w"))
         return
@@ -338,10 +372,25 @@ def main():
         def bound(mod):
             if tpl.get("receiver"):
                 obj = literal.eval_source(tpl["receiver"], vars(mod))
-                return getattr(obj, qualname.split(".", 1)[1])
+                name = qualname.split(".", 1)[1]
+                if tpl.get("args") is None:
+                    import inspect
+
+                    if isinstance(inspect.getattr_static(type(obj), name, None),
+                                  (classmethod, staticmethod)):
+                        # Called on its class instead (a template of its own).
+                        raise TypeError("%s is called on its class" % qualname)
+                return literal.through_syntax(obj, name)
             fn = mod
             for part in qualname.split("."):
-                fn = getattr(fn, part)
+                owner, fn = fn, getattr(fn, part)
+            if isinstance(owner, type) and tpl.get("args") is None:
+                # A method called on its class: only a class or static method can be.
+                import inspect
+
+                kind = inspect.getattr_static(owner, qualname.rsplit(".", 1)[1], None)
+                if not isinstance(kind, (classmethod, staticmethod)):
+                    raise TypeError("%s needs an object" % qualname)
             return fn
 
         try:
@@ -349,7 +398,7 @@ def main():
             consts = _consts(getattr(fn_c, "__func__", fn_c))
             if tpl.get("args") is None:
                 # Never called by the tests: strategies from the signature and literals.
-                arg_strategy = from_signature(fn_c, consts)
+                arg_strategy = from_signature(fn_c, consts, neighbours)
                 if arg_strategy is None:
                     continue
                 kw_names = []

@@ -353,8 +353,8 @@ def pytest_unconfigure(config):
     scenarios = []
     seen = set()
     for sc in _scenarios.values():
-        if not sc["steps"]:
-            continue
+        # A construction no method followed is kept too (once per constructor call): it is a
+        # receiver for the methods no test calls.
         key = json.dumps([sc["file"], sc["cls"], sc["ctor_args"], sc["steps"]], sort_keys=True)
         if key in seen:
             continue

@@ -1,0 +1,83 @@
+//! Survivors in methods no test calls (`tests/fixtures/uncovered_methods`): the tests make
+//! `Span(1, 4)` and `Span(2, 2)` and ask only for `length()`. Synthesis calls `shifted`,
+//! `__repr__` and the class method `from_pair` anyway, on the objects the tests made (the
+//! constructor calls the tracer saw) or on the class, with arguments drawn from the
+//! signature, the literals and the values the tests passed to the module's other functions,
+//! and the three bugs become tasks.
+
+mod common;
+use common::*;
+
+#[test]
+fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
+    let fixture = fixture("uncovered_methods");
+    let out = bin()
+        .args(["mutate", fixture.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let all = stdout_lines(&out);
+    let cands = [
+        pick_candidate(&all, "Span.shifted", "Span(self.start - by, self.end + by)"),
+        pick_candidate(&all, "Span.__repr__", "return None"),
+        pick_candidate(&all, "Span.from_pair", "cls(end, start)"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let listing = dir.path().join("cands.jsonl");
+    std::fs::write(&listing, cands.join("\n") + "\n").unwrap();
+    let manifest = fixture_manifest(dir.path(), "uncovered_methods");
+    let out = bin()
+        .env("TMPDIR", &tmp)
+        .args(["verify", manifest.to_str().unwrap(), "--candidates"])
+        .arg(&listing)
+        .args(["--sandbox", "local", "--jobs", "1", "--json", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let out_dir = dir.path().join("out");
+    let decided = jsonl(&out_dir.join("candidates.jsonl"));
+    assert_eq!(decided.len(), 3, "{decided:?}");
+    for c in &decided {
+        assert_eq!(c["status"], "accepted", "{c}");
+    }
+    let tasks = jsonl(&out_dir.join("tasks.jsonl"));
+    let patch_of = |function: &str| -> String {
+        tasks
+            .iter()
+            .find(|t| t["metadata"]["location"]["function"] == function)
+            .unwrap_or_else(|| panic!("no task for {function}: {tasks:?}"))["test_patch"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // A receiver the tests built, rebuilt from its constructor call.
+    let shifted = patch_of("Span.shifted");
+    assert!(
+        shifted.contains("+    assert Span(1, 4).shifted(")
+            || shifted.contains("+    assert Span(2, 2).shifted("),
+        "{shifted}"
+    );
+    let repr = patch_of("Span.__repr__");
+    assert!(
+        repr.contains("repr(Span(1, 4))") || repr.contains("repr(Span(2, 2))"),
+        "{repr}"
+    );
+    // The class method is called on the class (not on an object), with a pair.
+    let pair = patch_of("Span.from_pair");
+    assert!(
+        pair.contains("+    assert Span.from_pair([") && !pair.contains(").from_pair("),
+        "{pair}"
+    );
+    // `repr()` checks what `__repr__` returns: the text says what a user sees.
+    let repr_issue = tasks
+        .iter()
+        .find(|t| t["metadata"]["location"]["function"] == "Span.__repr__")
+        .unwrap()["problem_statement"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(repr_issue.contains("raises TypeError"), "{repr_issue}");
+}
