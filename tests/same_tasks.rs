@@ -10,7 +10,8 @@
 //! the resident JVM against fresh JVMs.
 //!
 //! And a seed the resident runner cannot stand in for (`tests/fixtures/lazy_imports`) falls
-//! back to fresh processes, says why, and is verified all the same.
+//! back to fresh processes, says why, and is verified all the same; one whose test writes to a
+//! closed pipe (`tests/fixtures/broken_pipe`) keeps it.
 
 mod common;
 use common::*;
@@ -260,4 +261,25 @@ fn a_suite_the_resident_runner_changes_falls_back_to_fresh_processes() {
     assert_eq!(report["seeds"][0]["runner_fallback"].as_str(), Some(why));
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("test_import_is_lazy"));
+}
+
+#[test]
+fn a_suite_that_writes_to_a_closed_pipe_keeps_the_resident_runner() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = fixture_manifest(dir.path(), "broken_pipe");
+    let out = bin()
+        .arg("run")
+        .arg(&manifest)
+        .args(["--sandbox", "local", "--json", "--no-synthesis", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = summary(&out);
+    let seed = seed_summary(&s, "broken_pipe");
+    assert_eq!(seed["status"], "done", "{seed}");
+    // The resident's children ignore SIGPIPE as a fresh interpreter does: the test's write
+    // raises BrokenPipeError there too, and the outcomes agree.
+    assert_eq!(seed["runner"], "resident", "{seed}");
+    assert!(seed["accepted"].as_u64().unwrap() > 0, "{seed}");
 }
