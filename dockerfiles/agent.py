@@ -6,7 +6,7 @@ STDOUT, STDERR = SCRATCH + "/.swe-forge-stdout", SCRATCH + "/.swe-forge-stderr"
 # The status walk at the end reads every directory again: on a fuse-overlayfs root a path that
 # `git clean` just removed can still look present to the next process until its directory is
 # read (a test patch that re-creates the file then fails with "already exists").
-RESET = "git checkout -q -f HEAD -- . && git clean -q -f -d -x && git status --porcelain >/dev/null"
+RESET = "git checkout -q -f HEAD -- . && git clean -q -f -f -d -x && git status --porcelain >/dev/null"
 
 
 def others(spare=()):

@@ -116,6 +116,27 @@ fn container_environment() {
     );
 }
 
+/// The local backend's reset removes a nested repository (a copy of the worktree with its
+/// `.git`) as the Docker agent's does; runs no container.
+#[test]
+fn local_reset_removes_a_copy_of_the_worktree() {
+    let repo = demo_repo();
+    let local = swe_forge::sandbox::local::LocalSandbox::new(&cache(), Limits::default());
+    let env = local.prepare(&repo).unwrap();
+    let mut w = env.worker(0).unwrap();
+    let listing = "git status --porcelain --ignored; ls";
+    let pristine = stdout(&run(&mut w, listing, 30));
+    let o = run(
+        &mut w,
+        "mkdir fr && cp -r .git tests fr/ && echo x > new.txt",
+        30,
+    );
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    assert_ne!(stdout(&run(&mut w, listing, 30)), pristine);
+    w.reset().unwrap();
+    assert_eq!(stdout(&run(&mut w, listing, 30)), pristine);
+}
+
 /// Exit statuses and signals read the same as with the local backend.
 #[test]
 fn exit_statuses_match_the_local_backend() {
@@ -372,6 +393,12 @@ fn reset_restores_a_clean_tree() {
         "rm -rf /testbed/pyshelf /testbed/tests/*; echo x > new.txt; mkdir -p build/x",
         30,
     );
+    assert_ne!(clean(&mut w), pristine);
+    w.reset().unwrap();
+    assert_eq!(clean(&mut w), pristine);
+    // A copy of the worktree with its `.git` (what `copy_tree('.', 'fr')` makes): a nested
+    // repository, which a single `git clean -f` keeps.
+    run(&mut w, "mkdir fr && cp -r .git tests fr/", 30);
     assert_ne!(clean(&mut w), pristine);
     w.reset().unwrap();
     assert_eq!(clean(&mut w), pristine);

@@ -489,9 +489,12 @@ impl Worker for LocalWorker {
     }
 
     fn reset(&mut self) -> Result<(), SandboxError> {
+        // `-f` twice: a directory holding a `.git` of its own (a copy of the worktree that
+        // code under test or a synthesis search made, `copy_tree('.', 'fr')`) goes too; with
+        // one `-f` git keeps nested repositories, and the next runs collected their tests.
         let reset = self
             .git(&["checkout", "-q", "-f", "HEAD", "--", "."])
-            .and_then(|_| self.git(&["clean", "-q", "-f", "-d", "-x"]));
+            .and_then(|_| self.git(&["clean", "-q", "-f", "-f", "-d", "-x"]));
         if let Err(e) = reset {
             // The command wrecked the worktree (deleted `.git`, say): copy it afresh.
             tracing::warn!(worktree = %self.root.display(), "git reset failed ({e}); copying the checkout again");

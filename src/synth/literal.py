@@ -136,6 +136,15 @@ def _named(value, imports, repo_modules):
 def _repo_object(value, t, module, imports):
     if type(value).__eq__ is object.__eq__:
         raise Refused("%s has no __eq__" % t.__name__)
+    # A collection of the repository's (a list of 10,000 items) is refused before its repr is
+    # built: the tracer tries `self` of every method call, and those reprs made it slow.
+    if hasattr(t, "__len__"):
+        try:
+            size = len(value)
+        except Exception:
+            size = 0
+        if isinstance(size, int) and size > MAX_ITEMS:
+            raise Refused("large %s" % t.__name__)
     text = repr(value)
     if len(text) > MAX_SOURCE or not text.startswith(t.__name__ + "("):
         raise Refused("%s repr is not a constructor call" % t.__name__)
