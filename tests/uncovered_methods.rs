@@ -3,7 +3,8 @@
 //! `__repr__` and the class method `from_pair` anyway, on the objects the tests made (the
 //! constructor calls the tracer saw) or on the class, with arguments drawn from the
 //! signature, the literals and the values the tests passed to the module's other functions,
-//! and the three bugs become tasks.
+//! and the three bugs become tasks; so does one in a class no test makes (`Tally`), called on
+//! an object made without arguments.
 
 mod common;
 use common::*;
@@ -21,6 +22,8 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
         pick_candidate(&all, "Span.shifted", "Span(self.start - by, self.end + by)"),
         pick_candidate(&all, "Span.__repr__", "return None"),
         pick_candidate(&all, "Span.from_pair", "cls(end, start)"),
+        // No test makes a `Tally` at all: the receiver is one made without arguments.
+        pick_candidate(&all, "Tally.most_common", "if self.counts:"),
     ];
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
@@ -39,7 +42,7 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
     assert!(out.status.success(), "{}", text(&out));
     let out_dir = dir.path().join("out");
     let decided = jsonl(&out_dir.join("candidates.jsonl"));
-    assert_eq!(decided.len(), 3, "{decided:?}");
+    assert_eq!(decided.len(), 4, "{decided:?}");
     for c in &decided {
         assert_eq!(c["status"], "accepted", "{c}");
     }
@@ -71,6 +74,8 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
         pair.contains("+    assert Span.from_pair([") && !pair.contains(").from_pair("),
         "{pair}"
     );
+    let tally = patch_of("Tally.most_common");
+    assert!(tally.contains("Tally().most_common()"), "{tally}");
     // `repr()` checks what `__repr__` returns: the text says what a user sees.
     let repr_issue = tasks
         .iter()

@@ -946,7 +946,7 @@ fn search_templates(
     let method = cand.function.split_once('.');
     if let Some((class, name)) = method.filter(|(_, n)| callable_method(n)) {
         if templates.is_empty() {
-            templates = receiver_templates(trace, &cand.file, class, name);
+            templates = receiver_templates(trace, setup, &cand.file, class, name);
             if !templates.is_empty() {
                 seen.insert(cand.function.clone());
             }
@@ -1014,9 +1014,16 @@ fn callable_method(name: &str) -> bool {
 
 /// Signature-only templates of `class.name` for a method no test reaches: called on objects
 /// of its class the tests made, the receivers recorded for its other methods first, then the
-/// constructor calls the tracer saw (shortest first), at most 4; and once on the class itself,
-/// which search.py takes only for a class or static method.
-fn receiver_templates(trace: &Trace, file: &str, class: &str, name: &str) -> Vec<TracedCall> {
+/// constructor calls the tracer saw (shortest first), at most 4, or else a construction
+/// without arguments (`Class()`, which search.py skips when it fails); and once on the class
+/// itself, which search.py takes only for a class or static method.
+fn receiver_templates(
+    trace: &Trace,
+    setup: &SynthSetup,
+    file: &str,
+    class: &str,
+    name: &str,
+) -> Vec<TracedCall> {
     let qualname = format!("{class}.{name}");
     let mut receivers: Vec<(String, String, Vec<String>)> = Vec::new();
     for c in trace
@@ -1048,9 +1055,16 @@ fn receiver_templates(trace: &Trace, file: &str, class: &str, name: &str) -> Vec
             receivers.push((r, s.module.clone(), s.imports.clone()));
         }
     }
-    let Some(module) = receivers.first().map(|(_, m, _)| m.clone()) else {
+    let Some(module) = receivers
+        .first()
+        .map(|(_, m, _)| m.clone())
+        .or_else(|| module_name(trace, setup, file))
+    else {
         return Vec::new();
     };
+    if receivers.is_empty() {
+        receivers.push((format!("{class}()"), module.clone(), vec![]));
+    }
     let template = |receiver: Option<String>, module: String, imports: Vec<String>| TracedCall {
         file: file.to_string(),
         module,
