@@ -4,7 +4,8 @@
 //! constructor calls the tracer saw) or on the class, with arguments drawn from the
 //! signature, the literals and the values the tests passed to the module's other functions,
 //! and the three bugs become tasks; so does one in a class no test makes (`Tally`), called on
-//! an object made without arguments.
+//! an object made without arguments; and one in a function whose only recorded call passes a
+//! path of the machine (`stem(__file__)`), which no synthesized test may carry.
 
 mod common;
 use common::*;
@@ -24,6 +25,8 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
         pick_candidate(&all, "Span.from_pair", "cls(end, start)"),
         // No test makes a `Tally` at all: the receiver is one made without arguments.
         pick_candidate(&all, "Tally.most_common", "if self.counts:"),
+        // The only recorded call passes the test file's absolute path.
+        pick_candidate(&all, "stem", "name.rindex(\".\") - 1"),
     ];
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
@@ -42,7 +45,7 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
     assert!(out.status.success(), "{}", text(&out));
     let out_dir = dir.path().join("out");
     let decided = jsonl(&out_dir.join("candidates.jsonl"));
-    assert_eq!(decided.len(), 4, "{decided:?}");
+    assert_eq!(decided.len(), 5, "{decided:?}");
     for c in &decided {
         assert_eq!(c["status"], "accepted", "{c}");
     }
@@ -74,6 +77,17 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
         pair.contains("+    assert Span.from_pair([") && !pair.contains(").from_pair("),
         "{pair}"
     );
+    // A path of the generating machine is no value a test may carry: the synthesized test
+    // calls `stem` on an input of its own, and no record names the worktree.
+    let stem = patch_of("stem");
+    assert!(stem.contains("+    assert stem("), "{stem}");
+    for t in &tasks {
+        let record = t.to_string();
+        assert!(
+            !record.contains("swe-forge-wt") && !record.contains(&*tmp.to_string_lossy()),
+            "{record}"
+        );
+    }
     let tally = patch_of("Tally.most_common");
     assert!(tally.contains("Tally().most_common()"), "{tally}");
     // `repr()` checks what `__repr__` returns: the text says what a user sees.

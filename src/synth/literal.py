@@ -13,11 +13,27 @@ import datetime as _dt
 import decimal as _decimal
 import fractions as _fractions
 import math as _math
+import os as _os
 import sys as _sys
+import tempfile as _tempfile
 import types as _types
 
 MAX_SOURCE = 240
 MAX_ITEMS = 24
+
+# Paths of the machine that generates (the worktree, as the helpers run in it, and the temporary
+# directory, where pytest's tmp_path lives): a value holding one is refused, so no synthesized
+# test or issue text carries `/tmp/swe-forge-wt-…/worker-1/repo/…`, and no test depends on a
+# directory that exists only here.
+_MACHINE_PATHS = tuple(sorted({
+    p for p in (_os.getcwd(), _os.path.realpath(_os.getcwd()),
+                _os.path.realpath(_tempfile.gettempdir()) + "/", "/tmp/")
+    if len(p) > 1
+}))
+
+
+def _machine_path(text):
+    return any(p in text for p in _MACHINE_PATHS)
 
 
 class Refused(Exception):
@@ -49,6 +65,8 @@ def to_source(value, imports, repo_modules, depth=0):
     if t is str or t is bytes:
         if len(value) > MAX_SOURCE:
             raise Refused("long string")
+        if _machine_path(value if t is str else value.decode("latin-1")):
+            raise Refused("a path of this machine")
         return repr(value)
     if t is _decimal.Decimal:
         if not value.is_finite():
@@ -146,6 +164,8 @@ def _repo_object(value, t, module, imports):
         if isinstance(size, int) and size > MAX_ITEMS:
             raise Refused("large %s" % t.__name__)
     text = repr(value)
+    if _machine_path(text):
+        raise Refused("a path of this machine")
     if len(text) > MAX_SOURCE or not text.startswith(t.__name__ + "("):
         raise Refused("%s repr is not a constructor call" % t.__name__)
     namespace = dict(vars(_sys.modules[module]))

@@ -1504,6 +1504,15 @@ fn import_line(call: &TracedCall) -> String {
 
 /// Render the pytest file for `found` (1–[`MAX_ASSERTS`] cases) beside the existing tests.
 pub fn render(found: &[Distinguishing], setup: &SynthSetup, cand: &Candidate) -> SynthTest {
+    // The same call found twice (from two templates) is one case.
+    let mut calls_seen = BTreeSet::new();
+    let found: Vec<Distinguishing> = found
+        .iter()
+        .filter(|d| calls_seen.insert((d.call.setup.clone(), call_expr(&d.call))))
+        .take(MAX_ASSERTS)
+        .cloned()
+        .collect();
+    let found = &found[..];
     let mut imports: BTreeSet<String> = BTreeSet::new();
     let mut needs_pytest = false;
     let mut needs_re = false;
