@@ -947,11 +947,43 @@ const TRACE_SELECTION_BYTES: usize = 60_000;
 /// that reach its function; a later one that lacks tests traces the whole suite; the records
 /// join. A seed with one survivor (or survivors reached by the same tests) so traces only
 /// what synthesis needs, and none traces more than a selection and the suite once.
+///
+/// A survivor that tests run but that no recorded call reaches after that (the suite's earlier
+/// tests spent its function's or its receivers' caps: marshmallow's `Validator._repr_args`,
+/// reached only from `Email(...)` objects the first 40 constructions of `Email` were not)
+/// traces its own tests once more, in a run of their own: at most [`TOP_UP_RUNS`] such runs
+/// of at most [`TOP_UP_TESTS`] tests each per seed.
 #[derive(Default)]
 struct TraceCache {
     trace: synth::Trace,
     traced: std::collections::BTreeSet<String>,
     whole_suite: bool,
+    top_ups: usize,
+}
+
+/// Top-up tracer runs per seed, and the most tests one takes (see [`TraceCache`]).
+const TOP_UP_RUNS: usize = 6;
+const TOP_UP_TESTS: usize = 400;
+
+/// Whether a recorded call or scenario of `trace` reaches `cand`'s function.
+fn trace_reaches(trace: &synth::Trace, cand: &Candidate) -> bool {
+    let target = format!("{}::{}", cand.file, cand.function);
+    trace.calls.iter().any(|c| c.reaches.contains(&target))
+        || trace.scenarios.iter().any(|s| s.reaches.contains(&target))
+}
+
+/// The stable tests that run `cand`'s function's lines (no fallback to its file).
+fn function_tests(baseline: &Baseline, cand: &Candidate) -> Vec<String> {
+    if baseline.coverage_unavailable.is_some() {
+        return Vec::new();
+    }
+    let (first, last) = cand.function_lines;
+    baseline
+        .coverage
+        .tests_covering(&cand.file, first, last)
+        .into_iter()
+        .filter(|t| baseline.stable_pass.contains(t))
+        .collect()
 }
 
 /// The trace `cand` needs: the cache, after tracing the tests it lacks.
@@ -985,34 +1017,68 @@ fn trace_for(
     };
     let mut error = None;
     if need.as_ref().is_none_or(|n| !n.is_empty()) {
-        let t = Instant::now();
-        let r = synth::trace(worker, setup, need.as_deref(), timeout);
-        let seconds = t.elapsed().as_secs_f64();
-        let count = need
-            .as_ref()
-            .map_or(ctx.baseline.stable_pass.len(), Vec::len);
-        match r {
-            Ok(tr) => {
-                tracing::info!(seed = %ctx.repo.name, candidate = %cand.id, tests = count, calls = tr.calls.len(), scenarios = tr.scenarios.len(), dropped = tr.dropped, seconds, "recorded the clean suite's calls");
-                cache.trace.merge(tr);
-            }
-            Err(e) => {
-                tracing::warn!(seed = %ctx.repo.name, candidate = %cand.id, tests = count, "tracing the clean suite failed: {e}");
-                error = Some(e.to_string());
-            }
-        }
+        error = trace_into(
+            worker,
+            ctx,
+            setup,
+            cand,
+            need.as_deref(),
+            timeout,
+            &mut cache,
+        );
         // Not traced again either way: a failing tracer would fail (and wait out its timeout)
         // for every survivor.
         match need {
             None => cache.whole_suite = true,
             Some(n) => cache.traced.extend(n),
         }
-        let mut spent = ctx.synth_spent.lock().expect("synthesis tally");
-        spent.trace_runs += 1;
-        spent.traced_tests += count;
-        spent.trace_s += seconds;
+    }
+    if error.is_none() && cache.top_ups < TOP_UP_RUNS && !trace_reaches(&cache.trace, cand) {
+        let own = function_tests(ctx.baseline, cand);
+        // Tests already traced in a selection run of their own would record the same again.
+        if !own.is_empty()
+            && own.len() <= TOP_UP_TESTS
+            && !own.iter().all(|t| cache.traced.contains(t))
+        {
+            cache.top_ups += 1;
+            error = trace_into(worker, ctx, setup, cand, Some(&own), timeout, &mut cache);
+            cache.traced.extend(own);
+        }
     }
     (cache.trace.clone(), error)
+}
+
+/// One tracer run of `tests` (`None`: the whole suite), merged into the cache and counted in
+/// the seed's synthesis tally; the error, when it failed.
+fn trace_into(
+    worker: &mut dyn crate::sandbox::Worker,
+    ctx: &SeedContext<'_>,
+    setup: &synth::SynthSetup,
+    cand: &Candidate,
+    tests: Option<&[String]>,
+    timeout: Duration,
+    cache: &mut TraceCache,
+) -> Option<String> {
+    let t = Instant::now();
+    let r = synth::trace(worker, setup, tests, timeout);
+    let seconds = t.elapsed().as_secs_f64();
+    let count = tests.map_or(ctx.baseline.stable_pass.len(), <[String]>::len);
+    let error = match r {
+        Ok(tr) => {
+            tracing::info!(seed = %ctx.repo.name, candidate = %cand.id, tests = count, calls = tr.calls.len(), scenarios = tr.scenarios.len(), dropped = tr.dropped, seconds, "recorded the clean suite's calls");
+            cache.trace.merge(tr);
+            None
+        }
+        Err(e) => {
+            tracing::warn!(seed = %ctx.repo.name, candidate = %cand.id, tests = count, "tracing the clean suite failed: {e}");
+            Some(e.to_string())
+        }
+    };
+    let mut spent = ctx.synth_spent.lock().expect("synthesis tally");
+    spent.trace_runs += 1;
+    spent.traced_tests += count;
+    spent.trace_s += seconds;
+    error
 }
 
 /// Give a survivor a synthesized test: trace the tests that reach its function (each test
