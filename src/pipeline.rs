@@ -1127,6 +1127,15 @@ fn synthesize(
         ));
         return outcome;
     }
+    // A search from the signature alone (no recorded call reaches the function) may never have
+    // run the mutated lines (boltons' urlutils keeps a copy of OrderedMultiDict that an import
+    // replaces, so `OrderedMultiDict.fromkeys` calls another class): finding nothing there is
+    // no evidence of equivalence, unless CrossHair exhausted every path. The verdict stays.
+    let evidence = search.reaching > 0 || search.symbolic.as_ref().is_some_and(|s| s.exhausted);
+    if search.found.is_empty() && !evidence {
+        outcome.synthesis = Some(synth::SynthRecord::from_search("no-difference", &search));
+        return outcome;
+    }
     if search.found.is_empty() {
         outcome.synthesis = Some(synth::SynthRecord::from_search("no-difference", &search));
         outcome.verdict = crate::verdict::Verdict::rejected(

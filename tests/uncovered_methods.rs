@@ -5,7 +5,9 @@
 //! signature, the literals and the values the tests passed to the module's other functions,
 //! and the three bugs become tasks; so does one in a class no test makes (`Tally`), called on
 //! an object made without arguments; and one in a function whose only recorded call passes a
-//! path of the machine (`stem(__file__)`), which no synthesized test may carry.
+//! path of the machine (`stem(__file__)`), which no synthesized test may carry. A search that
+//! finds nothing where no call reaches the function (`digest_label`'s unreachable branch)
+//! leaves the verdict `not-covered`: no evidence of equivalence.
 
 mod common;
 use common::*;
@@ -27,6 +29,8 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
         pick_candidate(&all, "Tally.most_common", "if self.counts:"),
         // The only recorded call passes the test file's absolute path.
         pick_candidate(&all, "stem", "name.rindex(\".\") - 1"),
+        // A branch no input a search tries can take: nothing reaches it, nothing is found.
+        pick_candidate(&all, "digest_label", "        return None"),
     ];
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
@@ -45,10 +49,17 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
     assert!(out.status.success(), "{}", text(&out));
     let out_dir = dir.path().join("out");
     let decided = jsonl(&out_dir.join("candidates.jsonl"));
-    assert_eq!(decided.len(), 5, "{decided:?}");
-    for c in &decided {
+    assert_eq!(decided.len(), 6, "{decided:?}");
+    for c in decided.iter().filter(|c| c["function"] != "digest_label") {
         assert_eq!(c["status"], "accepted", "{c}");
     }
+    // A search from the signature that found nothing, where no recorded call reaches the
+    // function, is no evidence of equivalence: the verdict stays `not-covered`.
+    let unreached = decided
+        .iter()
+        .find(|c| c["function"] == "digest_label")
+        .unwrap();
+    assert_eq!(unreached["reason"], "not-covered", "{unreached}");
     let tasks = jsonl(&out_dir.join("tasks.jsonl"));
     let patch_of = |function: &str| -> String {
         tasks
