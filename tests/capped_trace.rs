@@ -8,42 +8,16 @@ use common::*;
 
 #[test]
 fn a_survivor_the_whole_suite_trace_missed_traces_its_own_tests() {
-    let fixture = fixture("capped_trace");
-    let out = bin()
-        .args(["mutate", fixture.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let all = stdout_lines(&out);
+    let all = fixture_candidates("capped_trace");
     // First the survivor whose test makes the sixty boxes, then the one behind `repr`.
     let cands = [
         pick_candidate(&all, "Box.size", "self.number * 3"),
         pick_candidate(&all, "Box._label", "return None"),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    let tmp = dir.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let listing = dir.path().join("cands.jsonl");
-    std::fs::write(&listing, cands.join("\n") + "\n").unwrap();
-    let manifest = fixture_manifest(dir.path(), "capped_trace");
-    let out = bin()
-        .env("TMPDIR", &tmp)
-        .args(["verify", manifest.to_str().unwrap(), "--candidates"])
-        .arg(&listing)
-        .args(["--sandbox", "local", "--jobs", "1", "--json", "--out"])
-        .arg(dir.path().join("out"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let (out, dir) = verify_on_fixture("capped_trace", &cands, &[]);
     let out_dir = dir.path().join("out");
     let tasks = jsonl(&out_dir.join("tasks.jsonl"));
-    let label = tasks
-        .iter()
-        .find(|t| t["metadata"]["location"]["function"] == "Box._label")
-        .unwrap_or_else(|| panic!("no task for Box._label: {tasks:?}"))["test_patch"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let label = test_patch_of(&tasks, "Box._label");
     assert!(
         label.contains("+    box = Box(7)\n+    assert repr(box) == '<box 7>'\n"),
         "{label}"

@@ -12,49 +12,28 @@ mod common;
 use common::*;
 
 /// The four survivors (see the module's text), as `mutate --json` lines.
-fn survivors() -> String {
-    let fixture = fixture("special_methods");
-    let out = bin()
-        .args(["mutate", fixture.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let all = stdout_lines(&out);
-    // `return value` → `return None`: the test of `Between(1, 10)(5)` only asks that it
-    // does not raise.
-    let validator = pick_candidate(&all, "Between.__call__", "return None");
-    // `out.append(func(value))` → `pass`: an empty list, and the test of `apply` only asks
-    // for a list.
-    let helper = pick_candidate(&all, "apply", "pass");
-    // `return validator(value)` → `return None`: its test passes a `OneOf` object, which
-    // has no repr to rebuild it from, and checks nothing.
-    let taker = pick_candidate(&all, "first_valid", "return None");
-    // `return round(value)` → `return None`: the branch without `step`, which the test of
-    // `round_to` always passes.
-    let optional = pick_candidate(&all, "round_to", "return None");
-    format!("{validator}\n{helper}\n{taker}\n{optional}\n")
+fn survivors() -> Vec<String> {
+    let all = fixture_candidates("special_methods");
+    vec![
+        // `return value` → `return None`: the test of `Between(1, 10)(5)` only asks that it
+        // does not raise.
+        pick_candidate(&all, "Between.__call__", "return None"),
+        // `out.append(func(value))` → `pass`: an empty list, and the test of `apply` only asks
+        // for a list.
+        pick_candidate(&all, "apply", "pass"),
+        // `return validator(value)` → `return None`: its test passes a `OneOf` object, which
+        // has no repr to rebuild it from, and checks nothing.
+        pick_candidate(&all, "first_valid", "return None"),
+        // `return round(value)` → `return None`: the branch without `step`, which the test of
+        // `round_to` always passes.
+        pick_candidate(&all, "round_to", "return None"),
+    ]
 }
 
 /// `verify` of the survivors on the fixture, one worker; the output and the run's directory
 /// (its `out/`).
 fn verify_survivors(extra: &[&str]) -> (std::process::Output, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let tmp = dir.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let cands = dir.path().join("cands.jsonl");
-    std::fs::write(&cands, survivors()).unwrap();
-    let manifest = fixture_manifest(dir.path(), "special_methods");
-    let out = bin()
-        .env("TMPDIR", &tmp)
-        .args(["verify", manifest.to_str().unwrap(), "--candidates"])
-        .arg(&cands)
-        .args(["--sandbox", "local", "--jobs", "1", "--json", "--out"])
-        .arg(dir.path().join("out"))
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    (out, dir)
+    verify_on_fixture("special_methods", &survivors(), extra)
 }
 
 #[test]
@@ -67,15 +46,7 @@ fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
         assert_eq!(c["status"], "accepted", "{c}");
     }
     let tasks = jsonl(&out_dir.join("tasks.jsonl"));
-    let patch_of = |function: &str| -> String {
-        tasks
-            .iter()
-            .find(|t| t["metadata"]["location"]["function"] == function)
-            .unwrap_or_else(|| panic!("no task for {function}: {tasks:?}"))["test_patch"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let patch_of = |function: &str| test_patch_of(&tasks, function);
     let validator_test = patch_of("Between.__call__");
     assert!(
         validator_test.contains("+    between = Between(1, 10)\n")

@@ -14,13 +14,7 @@ use common::*;
 
 #[test]
 fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
-    let fixture = fixture("uncovered_methods");
-    let out = bin()
-        .args(["mutate", fixture.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let all = stdout_lines(&out);
+    let all = fixture_candidates("uncovered_methods");
     let cands = [
         pick_candidate(&all, "Span.shifted", "Span(self.start - by, self.end + by)"),
         pick_candidate(&all, "Span.__repr__", "return None"),
@@ -32,21 +26,7 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
         // A branch no input a search tries can take: nothing reaches it, nothing is found.
         pick_candidate(&all, "digest_label", "        return None"),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    let tmp = dir.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let listing = dir.path().join("cands.jsonl");
-    std::fs::write(&listing, cands.join("\n") + "\n").unwrap();
-    let manifest = fixture_manifest(dir.path(), "uncovered_methods");
-    let out = bin()
-        .env("TMPDIR", &tmp)
-        .args(["verify", manifest.to_str().unwrap(), "--candidates"])
-        .arg(&listing)
-        .args(["--sandbox", "local", "--jobs", "1", "--json", "--out"])
-        .arg(dir.path().join("out"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let (_, dir) = verify_on_fixture("uncovered_methods", &cands, &[]);
     let out_dir = dir.path().join("out");
     let decided = jsonl(&out_dir.join("candidates.jsonl"));
     assert_eq!(decided.len(), 6, "{decided:?}");
@@ -61,15 +41,7 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
         .unwrap();
     assert_eq!(unreached["reason"], "not-covered", "{unreached}");
     let tasks = jsonl(&out_dir.join("tasks.jsonl"));
-    let patch_of = |function: &str| -> String {
-        tasks
-            .iter()
-            .find(|t| t["metadata"]["location"]["function"] == function)
-            .unwrap_or_else(|| panic!("no task for {function}: {tasks:?}"))["test_patch"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let patch_of = |function: &str| test_patch_of(&tasks, function);
     // A receiver the tests built, rebuilt from its constructor call.
     let shifted = patch_of("Span.shifted");
     assert!(
@@ -95,7 +67,7 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
     for t in &tasks {
         let record = t.to_string();
         assert!(
-            !record.contains("swe-forge-wt") && !record.contains(&*tmp.to_string_lossy()),
+            !record.contains("swe-forge-wt") && !record.contains(&*dir.path().to_string_lossy()),
             "{record}"
         );
     }

@@ -347,3 +347,51 @@ pub fn demo_candidates(seed: &str) -> Vec<serde_json::Value> {
     assert!(out.status.success(), "{}", text(&out));
     stdout_lines(&out)
 }
+
+/// Every candidate of the fixture `name` (`swe-forge mutate tests/fixtures/NAME --json`).
+pub fn fixture_candidates(name: &str) -> Vec<serde_json::Value> {
+    let out = bin()
+        .args(["mutate", fixture(name).to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    stdout_lines(&out)
+}
+
+/// `swe-forge verify` of `candidates` (lines of `mutate --json`) on the fixture `name`: local
+/// sandbox, one worker, `--json`, `extra` arguments after; its output and the run's directory
+/// (the records under `out/`).
+pub fn verify_on_fixture(
+    name: &str,
+    candidates: &[String],
+    extra: &[&str],
+) -> (std::process::Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let listing = dir.path().join("cands.jsonl");
+    std::fs::write(&listing, candidates.join("\n") + "\n").unwrap();
+    let manifest = fixture_manifest(dir.path(), name);
+    let out = bin()
+        .env("TMPDIR", &tmp)
+        .args(["verify", manifest.to_str().unwrap(), "--candidates"])
+        .arg(&listing)
+        .args(["--sandbox", "local", "--jobs", "1", "--json", "--out"])
+        .arg(dir.path().join("out"))
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    (out, dir)
+}
+
+/// The `test_patch` of the task whose bug is in `function`.
+pub fn test_patch_of(tasks: &[serde_json::Value], function: &str) -> String {
+    tasks
+        .iter()
+        .find(|t| t["metadata"]["location"]["function"] == function)
+        .unwrap_or_else(|| panic!("no task for {function}: {tasks:?}"))["test_patch"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
