@@ -283,6 +283,7 @@ mod tests {
             anomaly: None,
             oom_kills: 0,
             collection_errors: Default::default(),
+            nondeterministic: Default::default(),
         }
     }
 

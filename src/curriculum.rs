@@ -823,6 +823,7 @@ pub fn combine_task(members: &[&Task], clean: &str) -> Result<Task, CombineError
             clean_runs: Vec::new(),
             runs: Vec::new(),
             reused: Vec::new(),
+            nondeterministic: Default::default(),
         },
         environment: first.metadata.environment.clone(),
         tool_version: crate::VERSION.to_string(),

@@ -1348,6 +1348,7 @@ fn build_task(
                         .collect(),
                     runs,
                     reused: outcome.reused.clone(),
+                    nondeterministic: outcome.nondeterministic.clone(),
                 },
                 environment: task::EnvironmentInfo {
                     seed: repo.name.clone(),
@@ -1392,10 +1393,17 @@ fn ungradable(
             .is_some_and(|(file, _)| !test_files.iter().any(|f| f == file))
     };
     let f2p = &outcome.fail_to_pass;
-    if !outcome.verdict.is_accepted()
-        || f2p.is_empty()
-        || f2p.iter().any(|t| task::harness_readable(t) && !in_code(t))
-    {
+    if !outcome.verdict.is_accepted() || f2p.is_empty() {
+        return None;
+    }
+    if f2p.iter().all(|t| outcome.nondeterministic.contains_key(t)) {
+        return Some((
+            crate::verdict::Reason::Nondeterministic,
+            "every test that fails with the bug draws on randomness nothing in it seeds (it \
+             may pass with the bug elsewhere)",
+        ));
+    }
+    if f2p.iter().any(|t| task::harness_readable(t) && !in_code(t)) {
         return None;
     }
     Some(if f2p.iter().any(|t| in_code(t)) {
@@ -1685,5 +1693,16 @@ mod tests {
             Some("unreadable-test-ids")
         );
         assert_eq!(reason(&[]), None);
+        // Every failing test drew unseeded random numbers: it may pass with the bug elsewhere.
+        let mut random = accepted(&["tests/test_num.py::test_a", "tests/test_num.py::test_b"]);
+        for t in ["tests/test_num.py::test_a", "tests/test_num.py::test_b"] {
+            random.nondeterministic.insert(t.into(), "random".into());
+        }
+        assert_eq!(
+            ungradable(&random, &files).map(|(r, _)| r.as_str()),
+            Some("nondeterministic")
+        );
+        random.nondeterministic.remove("tests/test_num.py::test_b");
+        assert_eq!(ungradable(&random, &files), None);
     }
 }

@@ -95,6 +95,12 @@ pub struct Run {
     /// ([`Run::status`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub collection_errors: BTreeMap<String, String>,
+    /// Tests that drew on randomness nothing in them seeded (pytest, through swe-forge's probe
+    /// plugin), with what they drew on (`random`: the global generator; `random-instance`: a
+    /// generator the repository seeded from the OS). Such a test may fail with the bug in
+    /// every run here and pass elsewhere: verification does not grade a task by it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nondeterministic: BTreeMap<String, String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -253,6 +259,7 @@ mod tests {
             anomaly: None,
             oom_kills: 0,
             collection_errors: BTreeMap::new(),
+            nondeterministic: BTreeMap::new(),
         }
     }
 

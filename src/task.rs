@@ -171,6 +171,11 @@ pub struct Evidence {
     /// (`clean_runs`). Such a check has no `fixed#i` runs of its own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reused: Vec<crate::verify::ReusedCheck>,
+    /// Tests that failed with the bug but drew on randomness nothing in them seeded, with
+    /// what they drew on: not graded (neither FAIL_TO_PASS nor PASS_TO_PASS), since they may
+    /// pass with the bug elsewhere.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub nondeterministic: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

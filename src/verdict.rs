@@ -40,6 +40,10 @@ pub enum Reason {
     /// Every FAIL_TO_PASS test is a doctest in the code the agent edits: editing the docstring
     /// would pass it without a fix, so it cannot grade the task.
     DoctestOnly,
+    /// Every test that fails with the bug drew on randomness nothing in it seeded (the
+    /// global `random` generator, a generator seeded from the OS): it may pass with the bug
+    /// elsewhere, so it cannot grade the task.
+    Nondeterministic,
 }
 
 impl Reason {
@@ -60,6 +64,7 @@ impl Reason {
             Reason::SandboxError => "sandbox-error",
             Reason::UnreadableTestIds => "unreadable-test-ids",
             Reason::DoctestOnly => "doctest-only",
+            Reason::Nondeterministic => "nondeterministic",
         }
     }
 

@@ -27,7 +27,7 @@ use crate::runner::{RunnerError, TestRunner};
 use crate::sandbox::{SandboxError, Worker};
 use crate::verdict::{Reason, Verdict};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 /// Verification settings.
@@ -90,6 +90,12 @@ pub struct Outcome {
     /// Checks not run again because their tree had already been run (see [`ReusedCheck`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reused: Vec<ReusedCheck>,
+    /// Tests that failed with the bug but drew on randomness nothing in them seeded
+    /// ([`Run::nondeterministic`]), with what they drew on: they may pass with the bug
+    /// elsewhere, so they are neither FAIL_TO_PASS nor PASS_TO_PASS. When every failing test
+    /// is one, they stay in `fail_to_pass` and the pipeline treats the kill as ungradable.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nondeterministic: BTreeMap<String, String>,
 }
 
 /// Screen `cand` with the tests covering its lines and, when they kill it, verify it.
@@ -116,6 +122,7 @@ pub fn screen_and_verify(
         test_patch: String::new(),
         synthesis: None,
         reused: Vec::new(),
+        nondeterministic: BTreeMap::new(),
     };
     outcome.verdict = match verify_inner(
         worker,
@@ -411,8 +418,22 @@ fn verify_inner(
             format!("{t} failed in screening but passes in the whole-suite runs"),
         ));
     }
-    out.fail_to_pass = f2p.iter().cloned().collect();
+    // A failing test that drew on unseeded randomness may pass with the bug elsewhere (a
+    // cache that evicts with `random.choice`): it does not grade the task.
+    let drawn: BTreeMap<String, String> = out
+        .runs
+        .iter()
+        .flat_map(|r| r.nondeterministic.iter())
+        .filter(|(t, _)| f2p.contains(*t))
+        .map(|(t, what)| (t.clone(), what.clone()))
+        .collect();
     out.pass_to_pass = stable.difference(&f2p).cloned().collect();
+    out.fail_to_pass = if drawn.len() < f2p.len() {
+        f2p.iter().filter(|t| !drawn.contains_key(*t)).cloned().collect()
+    } else {
+        f2p.iter().cloned().collect()
+    };
+    out.nondeterministic = drawn;
 
     // Check 3: buggy code + gold fix, repeated, each run from a clean tree. When that tree
     // is the clean commit's, the baseline ran it: every stable test passed in each of its

@@ -1204,6 +1204,7 @@ mod tests {
                     clean_runs: vec![],
                     runs: vec![],
                     reused: vec![],
+                    nondeterministic: Default::default(),
                 },
                 environment: EnvironmentInfo {
                     seed: String::new(),
@@ -1249,6 +1250,7 @@ mod tests {
             anomaly: None,
             oom_kills: 0,
             collection_errors: Default::default(),
+            nondeterministic: Default::default(),
         }
     }
 

@@ -13,6 +13,9 @@ pub struct Case {
     /// The `file` attribute (pytest's xunit1 family), when present.
     pub file: Option<String>,
     pub result: TestResult,
+    /// swe-forge's probe plugin (`probe.py`): what unseeded randomness the test drew on
+    /// (`random`, `random-instance`), from the case's `swe_forge_nondeterministic` property.
+    pub nondeterministic: Option<String>,
 }
 
 /// Parse a JUnit XML document into its test cases, in document order.
@@ -53,7 +56,16 @@ pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
                         duration_s: time,
                         message: None,
                     },
+                    nondeterministic: None,
                 });
+            }
+            Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"property" => {
+                let attrs = attributes(&e)?;
+                if let (Some(case), Some("swe_forge_nondeterministic")) =
+                    (current.as_mut(), attrs.get("name").map(String::as_str))
+                {
+                    case.nondeterministic = attrs.get("value").cloned();
+                }
             }
             Event::Start(e) | Event::Empty(e) => {
                 let tag = e.name().as_ref().to_vec();

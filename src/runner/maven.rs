@@ -499,6 +499,7 @@ status=$?
             anomaly,
             oom_kills: out.oom_kills,
             collection_errors: Default::default(),
+            nondeterministic: Default::default(),
         };
         run.relativize(worker.root());
         Ok(run)

@@ -9,6 +9,11 @@ use crate::sandbox::{shell_quote, ExecOutput, Worker};
 use std::path::PathBuf;
 
 const REPORT: &str = "report.xml";
+/// The probe plugin (`probe.py`): in every run, it marks the tests that drew on unseeded
+/// randomness ([`Run::nondeterministic`]).
+pub(crate) const PROBE: &str = include_str!("probe.py");
+pub(crate) const PROBE_MODULE: &str = "swe_forge_probe";
+const PROBE_DIR: &str = "probe";
 const COVERAGE_JSON: &str = "coverage.json";
 
 /// pytest for one repository.
@@ -201,11 +206,18 @@ impl Pytest {
     }
 
     fn command(&self, scratch: &str, tests: Option<&[String]>, coverage: bool) -> String {
+        // The probe plugin goes into a folder of its own in the scratch directory (cleared
+        // before each run), which only this process's path gets.
+        let probe_dir = format!("{scratch}/{PROBE_DIR}");
         let mut cmd = format!(
-            "{} -p no:cacheprovider -o junit_family=xunit1 -o console_output_style=classic \
+            "mkdir -p {dir_q} && cat > {file_q} <<'SWE_FORGE_PROBE_EOF'\n{PROBE}SWE_FORGE_PROBE_EOF\n\
+             export PYTHONPATH={dir_q}${{PYTHONPATH:+:$PYTHONPATH}}\n\
+             {} -p no:cacheprovider -p {PROBE_MODULE} -o junit_family=xunit1 -o console_output_style=classic \
              --rootdir=. --continue-on-collection-errors --junitxml={} -q --no-header",
             self.base_command,
-            shell_quote(&format!("{scratch}/{REPORT}"))
+            shell_quote(&format!("{scratch}/{REPORT}")),
+            dir_q = shell_quote(&probe_dir),
+            file_q = shell_quote(&format!("{probe_dir}/{PROBE_MODULE}.py")),
         );
         if coverage {
             for src in &self.cov_sources {
@@ -255,6 +267,7 @@ impl Pytest {
             )
         });
         let mut collection_errors = std::collections::BTreeMap::new();
+        let mut nondeterministic = std::collections::BTreeMap::new();
         let mut results = match worker.read_scratch(REPORT)? {
             Some(bytes) => {
                 let xml = String::from_utf8_lossy(&bytes);
@@ -269,7 +282,13 @@ impl Pytest {
                                 }
                                 None => true,
                             })
-                            .map(|c| (junit_xml::pytest_node_id(&c, &self.test_files), c.result))
+                            .map(|c| {
+                                let id = junit_xml::pytest_node_id(&c, &self.test_files);
+                                if let Some(what) = c.nondeterministic {
+                                    nondeterministic.insert(id.clone(), what);
+                                }
+                                (id, c.result)
+                            })
                             .collect(),
                     ),
                     Err(e) => {
@@ -356,6 +375,7 @@ impl Pytest {
             anomaly,
             oom_kills: out.oom_kills,
             collection_errors,
+            nondeterministic,
         };
         run.relativize(worker.root());
         Ok(run)

@@ -6,7 +6,7 @@ timeout), kills its whole process group, and answers.
 
 Started as `python -c THIS` at the repository root, with the environment of a fresh run.
 Protocol: one JSON line per message on stdin/stdout.
-  start     {"warm": [module names to pre-import]}
+  start     {"warm": [module names to pre-import], "probe": source of swe-forge's probe plugin}
   greeting  {"ready": true, "pid": N, "warm": N, "unsafe": null | "why forking is not safe"}
   request   {"args": [...], "timeout": S, "cpu": S | null, "stdout": P, "stderr": P,
              "times": P, "as": BYTES | null, "nproc": N | null, "procs": P | null,
@@ -128,6 +128,23 @@ def flush_std():
             pass
 
 
+PROBE = [None]
+
+
+def probe_plugins():
+    """swe-forge's probe plugin (sent in the start message), as a fresh run loads it with
+    `-p swe_forge_probe`."""
+    if not PROBE[0]:
+        return []
+    import types
+
+    mod = types.ModuleType("swe_forge_probe")
+    mod.__file__ = "swe_forge_probe.py"
+    exec(compile(PROBE[0], mod.__file__, "exec"), mod.__dict__)
+    sys.modules["swe_forge_probe"] = mod
+    return [mod]
+
+
 def child(req, before):
     before_top = {n.split(".")[0] for n in before}
     os.setpgid(0, 0)
@@ -184,7 +201,7 @@ def child(req, before):
     sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py")] + req["args"]
     code = 1
     try:
-        code = pytest.main(req["args"])
+        code = pytest.main(req["args"], plugins=probe_plugins())
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException:
@@ -256,6 +273,7 @@ def main():
     first, buf = read_line(b"")
     if first is None:
         return
+    PROBE[0] = first.get("probe")
     count, unsafe = warm(first.get("warm") or [])
     before = set(sys.modules)
     # What is alive now (pytest, the pre-imported modules) lives as long as the process: out

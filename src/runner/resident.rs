@@ -82,7 +82,7 @@ pub struct Reply {
 pub fn pytest_program(warm: &[String]) -> crate::sandbox::ResidentProgram {
     crate::sandbox::ResidentProgram {
         argv: vec!["python".into(), "-c".into(), PROGRAM.into()],
-        start: serde_json::json!({ "warm": warm }),
+        start: serde_json::json!({ "warm": warm, "probe": super::pytest::PROBE }),
         contained: false,
     }
 }

@@ -767,6 +767,7 @@ pub(crate) mod tests {
                     clean_runs: vec![],
                     runs: vec![],
                     reused: vec![],
+                    nondeterministic: Default::default(),
                 },
                 environment: EnvironmentInfo {
                     seed: String::new(),

@@ -143,6 +143,7 @@ fn compile_errors_are_recognised_from_a_run() {
         anomaly: Some("compile error: main sources: A.java:[1,1] x".into()),
         oom_kills: 0,
         collection_errors: Default::default(),
+        nondeterministic: Default::default(),
     };
     assert!(is_compile_error(&run));
     let other = Run {

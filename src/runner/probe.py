@@ -1,0 +1,102 @@
+# swe-forge's probe: a pytest plugin loaded in every pytest run swe-forge makes (`-p
+# swe_forge_probe` in a fresh process, a plugin object in the resident runner's child). It only
+# observes. For each test it notes whether the test drew random numbers that nothing in the
+# test had seeded, and says so in the JUnit XML report as the test case's property
+# `swe_forge_nondeterministic`:
+#   - `random`: the global `random` generator moved during the test (setup, call, teardown)
+#     while the test never seeded it (`random.seed(x)` or `random.setstate(s)`): its draws
+#     come from a state seeded by the OS, or by whatever ran before it;
+#   - `random-instance`: the repository's code or its tests made a `random.Random()` or a
+#     `random.SystemRandom()` seeded by the OS.
+# A test that fails with the bug for such a reason may pass the next time (a cache that
+# evicts with `random.choice`): swe-forge does not grade a task by it.
+import os
+import random
+import sys
+
+import pytest
+
+_ROOT = os.path.realpath(os.getcwd())
+_state = {"start": None, "seeded": False, "instance": False, "active": False}
+_original_seed = random.Random.seed
+_original_setstate = random.Random.setstate
+_original_system_seed = random.SystemRandom.seed
+
+
+def _from_repository(depth):
+    """Whether the frame `depth` levels up runs a file of the repository."""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return False
+    while frame is not None:
+        name = frame.f_code.co_filename or ""
+        if name.startswith("<") or name == __file__:
+            frame = frame.f_back
+            continue
+        path = os.path.realpath(name)
+        return path == _ROOT or path.startswith(_ROOT + os.sep) and "site-packages" not in path
+    return False
+
+
+def _seed(self, a=None, *args, **kwargs):
+    if _state["active"]:
+        if self is random._inst:
+            if a is not None:
+                _state["seeded"] = True
+        elif a is None and _from_repository(3):
+            # `Random()` → `Random.__init__` → here: its caller made an OS-seeded generator.
+            _state["instance"] = True
+    return _original_seed(self, a, *args, **kwargs)
+
+
+def _setstate(self, state):
+    if _state["active"] and self is random._inst:
+        _state["seeded"] = True
+    return _original_setstate(self, state)
+
+
+def _system_seed(self, *args, **kwargs):
+    if _state["active"] and _from_repository(3):
+        _state["instance"] = True
+    return _original_system_seed(self, *args, **kwargs)
+
+
+try:
+    random.Random.seed = _seed
+    random.Random.setstate = _setstate
+    random.SystemRandom.seed = _system_seed
+    # The module's functions are bound methods of the global generator, bound at import.
+    random.seed = random._inst.seed
+    random.setstate = random._inst.setstate
+except Exception:  # an observer never breaks a run
+    pass
+
+
+def pytest_runtest_logstart(nodeid, location):
+    try:
+        _state["start"] = random._inst.getstate()
+    except Exception:
+        _state["start"] = None
+    _state["seeded"] = False
+    _state["instance"] = False
+    _state["active"] = True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    if call.when != "teardown" or not _state["active"]:
+        return None
+    _state["active"] = False
+    what = None
+    try:
+        moved = _state["start"] is not None and random._inst.getstate() != _state["start"]
+        if moved and not _state["seeded"]:
+            what = "random"
+        elif _state["instance"]:
+            what = "random-instance"
+    except Exception:
+        what = None
+    if what is not None:
+        item.user_properties.append(("swe_forge_nondeterministic", what))
+    return None
