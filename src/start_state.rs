@@ -117,8 +117,7 @@ pub fn build(
         .map_err(git(format!("finding the clean commit {clean}")))?;
     let clean_tree = clean_commit.tree().map_err(git("reading the clean tree"))?;
     let diff = git2::Diff::from_buffer(bug_patch.as_bytes()).map_err(git("parsing bug_patch"))?;
-    let mut index = repo
-        .apply_to_tree(&clean_tree, &diff, None)
+    let mut index = apply_keeping_modes(repo, &clean_tree, &diff)
         .map_err(git("applying bug_patch to the clean tree"))?;
     let buggy_tree_id = index
         .write_tree_to(repo)
@@ -373,8 +372,7 @@ pub fn tree_after(
     for (i, patch) in patches.iter().enumerate() {
         let diff = git2::Diff::from_buffer(patch.as_bytes())
             .map_err(git(format!("parsing patch {}", i + 1)))?;
-        let mut index = repo
-            .apply_to_tree(&tree, &diff, None)
+        let mut index = apply_keeping_modes(repo, &tree, &diff)
             .map_err(git(format!("applying patch {}", i + 1)))?;
         let id = index
             .write_tree_to(repo)
@@ -382,6 +380,46 @@ pub fn tree_after(
         tree = repo.find_tree(id).map_err(git("reading a patched tree"))?;
     }
     Ok(tree.id())
+}
+
+/// `repo.apply_to_tree`, keeping the mode of each file the patch edits: libgit2 writes an
+/// edited file as a plain blob (100644) when the patch names no mode, so an executable module
+/// (more-itertools' `more.py` is 100755) came out with another mode, and buggy + gold fix was
+/// never byte-identical to the clean tree. A patch that states a mode (`new mode`) keeps it.
+fn apply_keeping_modes(
+    repo: &Repository,
+    tree: &git2::Tree<'_>,
+    diff: &git2::Diff<'_>,
+) -> Result<git2::Index, git2::Error> {
+    let mut index = repo.apply_to_tree(tree, diff, None)?;
+    let mut stated: Vec<std::path::PathBuf> = Vec::new();
+    for delta in diff.deltas() {
+        if delta.old_file().mode() != delta.new_file().mode()
+            && delta.old_file().mode() != git2::FileMode::Unreadable
+        {
+            if let Some(p) = delta.new_file().path() {
+                stated.push(p.to_path_buf());
+            }
+        }
+    }
+    let mut fixes = Vec::new();
+    for mut entry in index.iter() {
+        let path = Path::new(std::str::from_utf8(&entry.path).unwrap_or_default()).to_path_buf();
+        if stated.contains(&path) {
+            continue;
+        }
+        if let Ok(old) = tree.get_path(&path) {
+            let mode = old.filemode() as u32;
+            if mode != entry.mode && old.kind() == Some(git2::ObjectType::Blob) {
+                entry.mode = mode;
+                fixes.push(entry);
+            }
+        }
+    }
+    for e in fixes {
+        index.add(&e)?;
+    }
+    Ok(index)
 }
 
 /// The blob ids a patch's `index OLD..NEW` lines name on their old side (abbreviated as
@@ -484,6 +522,37 @@ mod tests {
         assert_ne!(tree_after(&repo, &clean, &[BUG, near]).unwrap(), clean_tree);
         // A patch that does not apply is an error, not a tree.
         assert!(tree_after(&repo, &clean, &[fix]).is_err());
+    }
+
+    #[test]
+    fn patches_keep_an_executable_file_executable() {
+        let (_d, repo, clean) = fixture();
+        // The same repository with `pkg/core.py` executable (100755), as more-itertools ships
+        // its `more.py`.
+        let base = repo.find_commit(clean).unwrap().tree().unwrap();
+        let blob = base.get_path(Path::new("pkg/core.py")).unwrap().id();
+        let mut update = TreeUpdateBuilder::new();
+        update.upsert("pkg/core.py", blob, FileMode::BlobExecutable);
+        let tree = update.create_updated(&repo, &base).unwrap();
+        let tree = repo.find_tree(tree).unwrap();
+        let sig = Signature::new("a", "a@b", &Time::new(1, 0)).unwrap();
+        let exec = repo.commit(None, &sig, &sig, "exec", &tree, &[]).unwrap();
+        let fix = "diff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def f(x):\n-    return x - 1\n+    return x + 1\n";
+        let exec = exec.to_string();
+        let buggy = tree_after(&repo, &exec, &[BUG]).unwrap();
+        let mode = repo
+            .find_tree(buggy)
+            .unwrap()
+            .get_path(Path::new("pkg/core.py"))
+            .unwrap()
+            .filemode();
+        assert_eq!(mode, i32::from(FileMode::BlobExecutable));
+        assert_eq!(tree_after(&repo, &exec, &[BUG, fix]).unwrap(), tree.id());
+        // The start state keeps the mode too.
+        let s = build(&repo, &exec, BUG, &[], HiddenTests::Files, "").unwrap();
+        let start = repo.find_commit(s.commit).unwrap();
+        let mode = start.tree().unwrap().get_path(Path::new("pkg/core.py")).unwrap().filemode();
+        assert_eq!(mode, i32::from(FileMode::BlobExecutable));
     }
 
     #[test]
