@@ -18,6 +18,7 @@ import os
 import sys
 import threading
 
+import pytest
 import swe_forge_literal as literal
 
 _ROOT = os.path.realpath(os.getcwd())
@@ -315,9 +316,38 @@ def _args_source(frame, qualname, start):
     return text, sorted(imports)
 
 
-def pytest_configure(config):
+def _on():
+    del _stack[:]
+    del _live[:]
     sys.settrace(_global)
     threading.settrace(_global)
+
+
+def _off():
+    sys.settrace(None)
+    threading.settrace(None)
+
+
+# Tracing is on only while a test's fixtures are set up and while it runs: pytest's start,
+# collection (imports), reporting and teardown run untraced. On boltons' suite (519 tests,
+# 2.6 s CPU plain) that took the tracer from 6.4-7.2 s to 4.6-4.9 s CPU, for 2,581 of the
+# 2,687 calls it recorded traced throughout (the others ran while modules were imported).
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    _on()
+    try:
+        yield
+    finally:
+        _off()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    _on()
+    try:
+        yield
+    finally:
+        _off()
 
 
 _SELECT = os.environ.get("SWE_FORGE_TRACE_TESTS")
@@ -343,8 +373,7 @@ def pytest_runtest_logfinish(nodeid, location):
 
 
 def pytest_unconfigure(config):
-    sys.settrace(None)
-    threading.settrace(None)
+    _off()
     calls = []
     for record in _calls.values():
         record = dict(record)
