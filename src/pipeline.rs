@@ -1102,6 +1102,24 @@ fn synthesize(
 ) -> Outcome {
     let started = Instant::now();
     let timeout = Duration::from_secs_f64(ctx.baseline.run_timeout_s.max(10.0) * 5.0);
+    // Code no test and no import ran may be code no caller can run at all.
+    if outcome.verdict.reason() == Some(crate::verdict::Reason::NotCovered) {
+        match synth::unreachable(worker, setup, cand, timeout) {
+            Ok(Some(why)) => {
+                outcome.synthesis = Some(synth::SynthRecord {
+                    status: "unreachable".into(),
+                    detail: why.clone(),
+                    ..Default::default()
+                });
+                outcome.verdict =
+                    crate::verdict::Verdict::rejected(crate::verdict::Reason::Unreachable, why);
+                outcome.seconds += started.elapsed().as_secs_f64();
+                return outcome;
+            }
+            Ok(None) => {}
+            Err(e) => tracing::debug!(candidate = %cand.id, "reachability probe: {e}"),
+        }
+    }
     let (trace, trace_error) = trace_for(worker, ctx, setup, cand, timeout);
     if let Some(e) = trace_error.filter(|_| trace.calls.is_empty() && trace.scenarios.is_empty()) {
         outcome.synthesis = Some(synth::SynthRecord {

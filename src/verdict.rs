@@ -44,6 +44,10 @@ pub enum Reason {
     /// global `random` generator, a generator seeded from the OS): it may pass with the bug
     /// elsewhere, so it cannot grade the task.
     Nondeterministic,
+    /// The mutated code can never run: no test or import ran it, and no function object holds
+    /// it once the package is imported (a definition an import replaces). An equivalent
+    /// mutant by construction.
+    Unreachable,
 }
 
 impl Reason {
@@ -65,6 +69,7 @@ impl Reason {
             Reason::UnreadableTestIds => "unreadable-test-ids",
             Reason::DoctestOnly => "doctest-only",
             Reason::Nondeterministic => "nondeterministic",
+            Reason::Unreachable => "unreachable",
         }
     }
 
