@@ -51,6 +51,12 @@ _UNSEEN = object()
 _spent = set()  # function ids whose arguments are no longer tried
 _open = {}  # class name -> its scenarios still open
 _live = []  # reach sets of the recording calls on the stack, innermost last
+# Calls (and generator resumptions) traced per test: past this many the test runs untraced.
+# more-itertools' `test_primes` resumes its generators 93 million times (14 s plain, 95 s
+# traced, for calls recorded in its first moments); a test rarely makes 100,000.
+_EVENTS_PER_TEST = int(os.environ.get("SWE_FORGE_TRACE_EVENTS_PER_TEST", "500000"))
+_events = [0]
+_capped = set()  # node ids of the tests that ran past the budget
 # Special methods a user calls through syntax (`v(x)`, `m[k]`, `k in m`, `len(m)`, `repr(m)`):
 # steps of a scenario like public methods (the test writes them as that syntax). Other private
 # methods end the scenario: a test calls what users call.
@@ -143,7 +149,11 @@ def _global(frame, event, arg, _known=_code_info.get):
     as a profile function would be). Foreign code costs a dict lookup; a function of ours
     whose arguments are no longer tried costs the same while no recording call is on the
     stack and no scenario of its class is open. Frames it keeps get no line events: only
-    their return, which pops them."""
+    their return, which pops them. A test past its budget of calls runs untraced from there."""
+    _events[0] += 1
+    if _events[0] > _EVENTS_PER_TEST:
+        sys.settrace(None)
+        return None
     info = _known(frame.f_code, _UNSEEN)
     if info is None:
         return None
@@ -154,10 +164,13 @@ def _global(frame, event, arg, _known=_code_info.get):
     if _busy[0]:
         return None
     rel, module, qualname, fid, cls = info
-    if not _live and fid in _spent and (cls is None or not _open.get(cls)):
-        return None
     for reaches in _live:
         reaches.add(fid)
+    if fid in _spent and (cls is None or not _open.get(cls)):
+        # Neither recorded nor followed: what it reaches is added to the recording calls
+        # around it as its callees' calls come, so its frame needs no tracking of its own
+        # (more-itertools' `test_primes` makes millions of such calls inside recorded ones).
+        return None
     key = None
     reaches = None
     _busy[0] = True
@@ -316,9 +329,13 @@ def _args_source(frame, qualname, start):
     return text, sorted(imports)
 
 
-def _on():
+def _on(reset):
     del _stack[:]
     del _live[:]
+    if reset:
+        _events[0] = 0
+    if _events[0] > _EVENTS_PER_TEST:
+        return
     sys.settrace(_global)
     threading.settrace(_global)
 
@@ -334,7 +351,7 @@ def _off():
 # 2,687 calls it recorded traced throughout (the others ran while modules were imported).
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
-    _on()
+    _on(True)
     try:
         yield
     finally:
@@ -343,11 +360,13 @@ def pytest_runtest_setup(item):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    _on()
+    _on(False)
     try:
         yield
     finally:
         _off()
+        if _events[0] > _EVENTS_PER_TEST:
+            _capped.add(item.nodeid)
 
 
 _SELECT = os.environ.get("SWE_FORGE_TRACE_TESTS")
@@ -394,4 +413,5 @@ def pytest_unconfigure(config):
             "steps": sc["steps"], "reaches": sorted(sc["reaches"]),
         })
     with open(_OUT, "w") as f:
-        json.dump({"calls": calls, "dropped": _dropped[0], "scenarios": scenarios}, f)
+        json.dump({"calls": calls, "dropped": _dropped[0], "scenarios": scenarios,
+                   "capped_tests": sorted(_capped)}, f)
