@@ -1033,8 +1033,10 @@ fn search_templates(
                 seen.insert(cand.function.clone());
             }
         }
-    } else if let Some((class, "__init__")) = method.filter(|_| templates.is_empty()) {
-        // A constructor: call the class with the arguments recorded for its objects.
+    } else if let Some((class, "__init__" | "__new__")) = method.filter(|_| templates.is_empty())
+    {
+        // A constructor: call the class with the arguments recorded for its objects, or, when
+        // the tests made none, with arguments drawn from its signature (a mixin's `__new__`).
         let mut args_seen = BTreeSet::new();
         for sc in trace
             .scenarios
@@ -1053,6 +1055,20 @@ fn search_templates(
                 reaches: vec![],
                 setup: vec![],
             });
+        }
+        if templates.is_empty() {
+            if let Some(module) = module_name(trace, setup, &cand.file) {
+                templates.push(TracedCall {
+                    file: cand.file.clone(),
+                    module,
+                    qualname: class.to_string(),
+                    receiver: None,
+                    args: String::new(),
+                    imports: vec![],
+                    reaches: vec![],
+                    setup: vec![],
+                });
+            }
         }
         if !templates.is_empty() {
             seen.insert(cand.function.clone());
@@ -1089,9 +1105,20 @@ const DUNDER_CALLS: [&str; 9] = [
     "__delitem__",
 ];
 
+/// Python 2's protocol methods, which no syntax calls in Python 3: a caller can only call them
+/// by name (`bl.__getslice__(0, 2)`), and a search does too.
+const PY2_PROTOCOL: [&str; 6] = [
+    "__getslice__",
+    "__setslice__",
+    "__delslice__",
+    "__nonzero__",
+    "__unicode__",
+    "__cmp__",
+];
+
 /// Whether a method of a class can be a search's entry (called on an object of its class).
 fn callable_method(name: &str) -> bool {
-    !name.starts_with("__") || DUNDER_CALLS.contains(&name)
+    !name.starts_with("__") || DUNDER_CALLS.contains(&name) || PY2_PROTOCOL.contains(&name)
 }
 
 /// Signature-only templates of `class.name` for a method no test reaches: called on objects

@@ -233,8 +233,12 @@ def from_signature(fn, consts, neighbours=()):
     hints = {int: st.integers(-100, 100), float: st.floats(-1000, 1000, allow_nan=False),
              str: st.text(max_size=10), bool: st.booleans(),
              decimal.Decimal: st.decimals(-1000, 1000, places=2, allow_nan=False, allow_infinity=False)}
+    star = False
     for p in sig.parameters.values():
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
+        if p.kind == p.VAR_POSITIONAL:
+            star = True
+            continue
+        if p.kind in (p.VAR_KEYWORD, p.KEYWORD_ONLY):
             continue
         if p.default is not p.empty:
             break
@@ -242,6 +246,10 @@ def from_signature(fn, consts, neighbours=()):
             parts.append(hints[p.annotation])
         else:
             parts.append(untyped)
+    if star:
+        # `*args` (a mixin's `__new__(cls, *args, **kw)`): none, one or two more values.
+        return st.tuples(st.tuples(*parts), st.lists(untyped, max_size=2)).map(
+            lambda t: t[0] + tuple(t[1]))
     return st.tuples(*parts)
 
 
