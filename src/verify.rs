@@ -320,6 +320,11 @@ fn verify_inner(
     let mut failing: Option<BTreeSet<String>> = None;
     let mut rerun: Option<Vec<String>> = None;
     let repeats = cfg.repeats.max(1);
+    // Tests that drew unseeded random numbers (the probe's flag in any run so far), and every
+    // test that failed in some run with the bug: such a test never grades the task, so the
+    // repeats are compared without them (their outcomes may differ from run to run).
+    let mut drawn: BTreeMap<String, String> = out.runs[0].nondeterministic.clone();
+    let mut failed_any: BTreeSet<String> = screen_failures.clone();
     for i in 1..=repeats {
         // The last repeat: the screening run was already one observation of the covering
         // tests on the buggy code, so only the tests that failed in buggy#1 and did not fail
@@ -379,6 +384,10 @@ fn verify_inner(
                 rerun = Some(ids.into_iter().collect());
             }
         }
+        for (t, what) in &run.nondeterministic {
+            drawn.entry(t.clone()).or_insert_with(|| what.clone());
+        }
+        failed_any.extend(this.iter().cloned());
         out.runs.push(run);
         if let Some(v) = bad {
             return Ok(v);
@@ -395,8 +404,16 @@ fn verify_inner(
         }
         match &failing {
             None => failing = Some(this),
-            Some(first) if *first != this => {
-                let diff: Vec<&String> = first.symmetric_difference(&this).take(3).collect();
+            Some(first)
+                if first
+                    .symmetric_difference(&this)
+                    .any(|t| !drawn.contains_key(t)) =>
+            {
+                let diff: Vec<&String> = first
+                    .symmetric_difference(&this)
+                    .filter(|t| !drawn.contains_key(*t))
+                    .take(3)
+                    .collect();
                 return Ok(Verdict::rejected(
                     Reason::Flaky,
                     format!("buggy#{i} fails a different set of tests than buggy#1: {diff:?}"),
@@ -405,35 +422,48 @@ fn verify_inner(
             Some(_) => {}
         }
     }
-    let f2p = failing.unwrap_or_default();
-    if f2p.is_empty() {
+    // A failing test that drew unseeded random numbers may pass with the bug elsewhere (a
+    // cache that evicts with `random.choice`): it does not grade the task, as FAIL_TO_PASS or
+    // as PASS_TO_PASS, whether it failed in every run or in some.
+    let random_failed: BTreeMap<String, String> = drawn
+        .iter()
+        .filter(|(t, _)| failed_any.contains(*t))
+        .map(|(t, what)| (t.clone(), what.clone()))
+        .collect();
+    let failing = failing.unwrap_or_default();
+    let f2p: BTreeSet<String> = failing
+        .iter()
+        .filter(|t| !drawn.contains_key(*t))
+        .cloned()
+        .collect();
+    if f2p.is_empty() && random_failed.is_empty() {
         return Ok(Verdict::rejected(
             Reason::Flaky,
             "screening failed tests that pass when the whole suite runs",
         ));
     }
-    if let Some(t) = screen_failures.iter().find(|t| !f2p.contains(*t)) {
+    if let Some(t) = screen_failures
+        .iter()
+        .find(|t| !failing.contains(*t) && !drawn.contains_key(*t))
+    {
         return Ok(Verdict::rejected(
             Reason::Flaky,
             format!("{t} failed in screening but passes in the whole-suite runs"),
         ));
     }
-    // A failing test that drew on unseeded randomness may pass with the bug elsewhere (a
-    // cache that evicts with `random.choice`): it does not grade the task.
-    let drawn: BTreeMap<String, String> = out
-        .runs
+    out.pass_to_pass = stable
         .iter()
-        .flat_map(|r| r.nondeterministic.iter())
-        .filter(|(t, _)| f2p.contains(*t))
-        .map(|(t, what)| (t.clone(), what.clone()))
+        .filter(|t| !failing.contains(*t) && !random_failed.contains_key(*t))
+        .cloned()
         .collect();
-    out.pass_to_pass = stable.difference(&f2p).cloned().collect();
-    out.fail_to_pass = if drawn.len() < f2p.len() {
-        f2p.iter().filter(|t| !drawn.contains_key(*t)).cloned().collect()
+    // Only such tests fail: they stay FAIL_TO_PASS here, and the pipeline treats the kill as
+    // ungradable (`nondeterministic`, unless a synthesized test takes their place).
+    out.fail_to_pass = if f2p.is_empty() {
+        random_failed.keys().cloned().collect()
     } else {
         f2p.iter().cloned().collect()
     };
-    out.nondeterministic = drawn;
+    out.nondeterministic = random_failed;
 
     // Check 3: buggy code + gold fix, repeated, each run from a clean tree. When that tree
     // is the clean commit's, the baseline ran it: every stable test passed in each of its
