@@ -288,6 +288,17 @@ fn symptom_title(
     doctest: Option<&DoctestFailure>,
 ) -> String {
     if let Some(d) = calls.first() {
+        if let Some((name, expected, actual)) = d.attr_differences().first() {
+            let title = format!(
+                "`{}.{name}` is {} instead of {expected}",
+                d.call_text(),
+                actual.as_deref().unwrap_or("missing")
+            );
+            if title.chars().count() <= TITLE_CHARS {
+                return title;
+            }
+            return format!("`{}` returns an object with the wrong `{name}`", d.call_text());
+        }
         let title = format!("`{}` {}", d.call_text(), d.buggy.describe());
         if title.chars().count() <= TITLE_CHARS {
             return title;
@@ -459,8 +470,15 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
                 "call": d.call_text(),
                 "code": setup_for_issue(&d.call.setup).into_iter().chain([d.call_text()]).collect::<Vec<_>>().join("\n"),
                 "setup": setup_for_issue(&d.call.setup),
-                "actual": d.buggy.describe(),
-                "expected_verb": expected_verb(&d.clean),
+                "actual": match d.attr_differences().first() {
+                    Some((name, _, Some(actual))) => format!("returns an object whose `{name}` is {actual}"),
+                    Some((name, _, None)) => format!("returns an object without a `{name}`"),
+                    None => d.buggy.describe(),
+                },
+                "expected_verb": match d.attr_differences().first() {
+                    Some((name, expected, _)) => format!("return one whose `{name}` is {expected}"),
+                    None => expected_verb(&d.clean),
+                },
                 "actual_exception": exc,
                 "actual_message": msg,
             }))

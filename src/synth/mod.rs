@@ -114,6 +114,10 @@ pub enum CallOutcome {
         imports: Vec<String>,
         #[serde(default)]
         nondeterministic: bool,
+        /// An object of the repository's classes with no source: its public attributes that
+        /// can be written back (name → source), by which two such objects are told apart.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        attrs: BTreeMap<String, String>,
     },
     Raised {
         #[serde(rename = "type")]
@@ -183,6 +187,35 @@ impl Distinguishing {
     pub fn call_text(&self) -> String {
         call_expr(&self.call)
     }
+
+    /// When the two versions return objects that differ only in their state: the attributes
+    /// that differ (name, the clean value's source, the buggy one's, `None` when it has no
+    /// such attribute or one that cannot be written), at most 2.
+    pub fn attr_differences(&self) -> Vec<(String, String, Option<String>)> {
+        attr_differences(&self.clean, &self.buggy)
+    }
+}
+
+fn attr_differences(clean: &CallOutcome, buggy: &CallOutcome) -> Vec<(String, String, Option<String>)> {
+    let (
+        CallOutcome::Value {
+            source: None,
+            attrs: a,
+            ..
+        },
+        CallOutcome::Value { source: sb, attrs: b, .. },
+    ) = (clean, buggy)
+    else {
+        return Vec::new();
+    };
+    if sb.is_some() {
+        return Vec::new();
+    }
+    a.iter()
+        .filter(|(k, v)| b.get(*k) != Some(*v))
+        .take(2)
+        .map(|(k, v)| (k.clone(), v.clone(), b.get(k).cloned()))
+        .collect()
 }
 
 /// The result of searching recorded inputs for one survivor.
@@ -675,6 +708,9 @@ fn assertable(clean: &CallOutcome, buggy: &CallOutcome) -> bool {
             },
             CallOutcome::Value { source: b, .. },
         ) => b.as_deref() != Some(a.as_str()),
+        (CallOutcome::Value { source: None, .. }, CallOutcome::Value { .. }) => {
+            !attr_differences(clean, buggy).is_empty()
+        }
         (CallOutcome::Value { .. }, CallOutcome::Raised { .. } | CallOutcome::Timeout) => true,
         (
             CallOutcome::Raised {
@@ -1659,8 +1695,27 @@ pub fn render(found: &[Distinguishing], setup: &SynthSetup, cand: &Candidate) ->
                     _ => format!("    assert {call} == {expected}\n"),
                 }
             }
-            CallOutcome::Value { source: None, .. } => {
-                format!("    {call}  # must not raise\n")
+            CallOutcome::Value {
+                source: None,
+                imports: value_imports,
+                ..
+            } => {
+                let diffs = d.attr_differences();
+                if diffs.is_empty() {
+                    format!("    {call}  # must not raise\n")
+                } else {
+                    imports.extend(value_imports.iter().cloned());
+                    let mut body = format!("    result = {call}\n");
+                    for (name, expected, _) in &diffs {
+                        match expected.as_str() {
+                            "None" | "True" | "False" => {
+                                body.push_str(&format!("    assert result.{name} is {expected}\n"))
+                            }
+                            _ => body.push_str(&format!("    assert result.{name} == {expected}\n")),
+                        }
+                    }
+                    body
+                }
             }
             CallOutcome::Raised {
                 type_name,
@@ -1882,6 +1937,7 @@ mod tests {
             repr: s.into(),
             imports: vec![],
             nondeterministic: false,
+            attrs: BTreeMap::new(),
         };
         let raised = |t: &str, m: &str| CallOutcome::Raised {
             type_name: t.into(),
@@ -1905,9 +1961,47 @@ mod tests {
             repr: "1".into(),
             imports: vec![],
             nondeterministic: true,
+            attrs: BTreeMap::new(),
         };
         assert!(!assertable(&flaky, &v("2")));
         assert!(!assertable(&CallOutcome::Timeout, &v("2")));
+        // Objects with no source (their repr hides their state) differ in an attribute.
+        let object = |attrs: &[(&str, &str)]| CallOutcome::Value {
+            source: None,
+            repr: "<Table 1x1>".into(),
+            imports: vec![],
+            nondeterministic: false,
+            attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        };
+        let clean = object(&[("metadata", "{'a': 1}"), ("width", "1")]);
+        assert!(assertable(&clean, &object(&[("metadata", "{}"), ("width", "1")])));
+        assert!(assertable(&clean, &object(&[("width", "1")])));
+        assert!(!assertable(&clean, &object(&[("metadata", "{'a': 1}"), ("width", "1")])));
+        assert!(!assertable(&object(&[]), &object(&[("width", "1")])));
+        let d = Distinguishing {
+            call: call("Table.from_data", "(5, metadata={'a': 1})", &[]),
+            clean: clean.clone(),
+            buggy: object(&[("metadata", "{}"), ("width", "1")]),
+        };
+        assert_eq!(
+            d.attr_differences(),
+            vec![("metadata".to_string(), "{'a': 1}".to_string(), Some("{}".to_string()))]
+        );
+        let setup = SynthSetup {
+            python: "python".into(),
+            pytest: "python -m pytest".into(),
+            source_files: vec!["pkg/m.py".into()],
+            python_path: vec![".".into()],
+            test_files: vec!["tests/test_m.py".into()],
+        };
+        let test = render(&[d], &setup, &cand("Table.from_data"));
+        assert!(
+            test.source.contains(
+                "    result = Table.from_data(5, metadata={'a': 1})\n    assert result.metadata == {'a': 1}\n"
+            ),
+            "{}",
+            test.source
+        );
     }
 
     #[test]
@@ -1943,6 +2037,7 @@ mod tests {
                 repr: String::new(),
                 imports: vec!["from decimal import Decimal".into()],
                 nondeterministic: false,
+                attrs: BTreeMap::new(),
             },
             buggy: CallOutcome::Raised {
                 type_name: "IndexError".into(),

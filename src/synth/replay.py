@@ -5,7 +5,9 @@
 #
 # CALLS.json: [{"id", "module", "qualname", "receiver", "args"}] (see trace.py). Each call
 # runs twice; a call whose two outcomes differ is marked nondeterministic. An outcome is one
-# of {"kind": "value", "source": <Python source or null>, "repr": ..., "imports": [...]},
+# of {"kind": "value", "source": <Python source or null>, "repr": ..., "imports": [...],
+# "attrs": {name: source} (an object of the repository's classes with no source: its public
+# attributes that can be written back)},
 # {"kind": "raised", "type": ..., "type_module": ..., "message": ...},
 # {"kind": "timeout"} or {"kind": "error", "detail": ...} (the call could not be made).
 
@@ -78,7 +80,44 @@ def _outcome(call, repo_modules):
         text = repr(value)[:300]
     except Exception:
         text = "<unprintable>"
-    return {"kind": "value", "source": source, "repr": text, "imports": sorted(imports)}
+    attrs = _attrs(value, repo_modules, module, imports) if source is None else None
+    out = {"kind": "value", "source": source, "repr": text, "imports": sorted(imports)}
+    if attrs:
+        out["attrs"] = attrs
+    return out
+
+
+MAX_ATTRS = 12
+
+
+def _attrs(value, repo_modules, module, imports):
+    """The public attributes of an object of the repository's classes that can be written back
+    as source (`{"metadata": "{'a': 1}"}`), or None: an object whose repr hides its state
+    (boltons' `Table` shows no metadata) can still be told apart by them."""
+    t = type(value)
+    if getattr(t, "__module__", None) not in repo_modules:
+        return None
+    state = getattr(value, "__dict__", None)
+    if not isinstance(state, dict):
+        return None
+    out = {}
+    for name in sorted(state):
+        if len(out) >= MAX_ATTRS:
+            break
+        item = state[name]
+        if not isinstance(name, str) or name.startswith("_") or callable(item):
+            continue
+        used = set()
+        try:
+            src = literal.to_source(item, used, repo_modules)
+            again = literal.eval_source(src, vars(module))
+            if not (again == item) or type(again) is not type(item):
+                continue
+        except Exception:
+            continue
+        out[name] = src
+        imports.update(used)
+    return out or None
 
 
 def _value_outcome(fn, args, kwargs, module, repo_modules):
@@ -105,7 +144,11 @@ def _value_outcome(fn, args, kwargs, module, repo_modules):
         text = repr(value)[:300]
     except Exception:
         text = "<unprintable>"
-    return {"kind": "value", "source": source, "repr": text, "imports": sorted(imports)}
+    attrs = _attrs(value, repo_modules, module, imports) if source is None else None
+    out = {"kind": "value", "source": source, "repr": text, "imports": sorted(imports)}
+    if attrs:
+        out["attrs"] = attrs
+    return out
 
 
 def _scenario(call, repo_modules):

@@ -211,6 +211,36 @@ def _copied(value):
         return value
 
 
+def _untyped(consts, neighbours=()):
+    """Values for a parameter without a hint: the function's literals, scalars, and the values
+    the tests passed to its neighbours (copied, as a call may change them)."""
+    untyped = _scalar(consts)
+    if neighbours:
+        pool = list(neighbours)
+        untyped = st.one_of(
+            st.sampled_from(pool).map(_copied),
+            st.one_of(*[strategy_for(v, consts) for v in pool[:12]]),
+            untyped,
+        )
+    return untyped
+
+
+def keyword_names(fn, consts):
+    """For a function with `**kwargs`: the names it may look up in them, its identifier-like
+    string literals that are not its parameters (`kwargs.pop('metadata', None)`), at most 6."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return []
+    if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return []
+    names = sorted(k for k in consts if type(k) is str and k.isidentifier()
+                   and not k.startswith("_") and k not in params)
+    return names[:6]
+
+
 def from_signature(fn, consts, neighbours=()):
     """Positional strategies for the required parameters of `fn` (`()` when it has none), or
     None. A parameter without a hint draws from the function's literals, scalars, and the
@@ -221,14 +251,7 @@ def from_signature(fn, consts, neighbours=()):
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
-    untyped = _scalar(consts)
-    if neighbours:
-        pool = list(neighbours)
-        untyped = st.one_of(
-            st.sampled_from(pool).map(_copied),
-            st.one_of(*[strategy_for(v, consts) for v in pool[:12]]),
-            untyped,
-        )
+    untyped = _untyped(consts, neighbours)
     parts = []
     hints = {int: st.integers(-100, 100), float: st.floats(-1000, 1000, allow_nan=False),
              str: st.text(max_size=10), bool: st.booleans(),
@@ -253,12 +276,31 @@ def from_signature(fn, consts, neighbours=()):
     return st.tuples(*parts)
 
 
+_PACKAGE = [None]  # the mutated module's top-level package: its objects' state is compared
+
+
+def _state(v):
+    """The public attributes of an object of the package's classes, as reprs: an object whose
+    repr hides its state can still differ in them."""
+    t = type(v)
+    if not _PACKAGE[0] or not str(getattr(t, "__module__", "")).startswith(_PACKAGE[0]):
+        return ()
+    d = getattr(v, "__dict__", None)
+    if not isinstance(d, dict):
+        return ()
+    try:
+        return tuple(sorted((k, _ADDRESS.sub("", repr(x))) for k, x in d.items()
+                            if isinstance(k, str) and not k.startswith("_") and not callable(x)))
+    except Exception:
+        return ()
+
+
 def _outcome(fn, args, kwargs):
     signal.setitimer(signal.ITIMER_REAL, 1.0)
     try:
         v = fn(*args, **kwargs)
         # Two objects of a class without a repr differ only in their addresses.
-        return ("value", _ADDRESS.sub("", repr(v)))
+        return ("value", _ADDRESS.sub("", repr(v)), _state(v))
     except _Timeout:
         return ("timeout",)
     except RecursionError:
@@ -362,6 +404,7 @@ def main():
     req = json.load(open(sys.argv[1]))
     signal.signal(signal.SIGALRM, _alarm)
     buggy = importlib.import_module(req["module"])
+    _PACKAGE[0] = req["module"].split(".")[0]
     spec = importlib.util.spec_from_loader(req["module"], loader=None)
     clean = importlib.util.module_from_spec(spec)
     clean.__file__ = getattr(buggy, "__file__", None)
@@ -406,11 +449,13 @@ def main():
             fn_b, fn_c = bound(buggy), bound(clean)
             consts = _consts(getattr(fn_c, "__func__", fn_c))
             if tpl.get("args") is None:
-                # Never called by the tests: strategies from the signature and literals.
+                # Never called by the tests: strategies from the signature and literals; the
+                # names a `**kwargs` function looks up may be passed or not.
                 arg_strategy = from_signature(fn_c, consts, neighbours)
                 if arg_strategy is None:
                     continue
-                kw_names = []
+                kw_names = keyword_names(fn_c, consts)
+                kwargs = {}
             else:
                 args, kwargs = literal.eval_source(
                     "(lambda *a, **k: (a, k))" + tpl["args"], vars(buggy)
@@ -428,8 +473,11 @@ def main():
         except Exception:
             continue
         if tpl.get("args") is None:
-            optional_kw = set()
+            optional_kw = set(kw_names)
+            untyped = _untyped(consts, neighbours)
+            kwargs = {k: None for k in kw_names}
         kw_strategy = st.tuples(*[
+            st.one_of(st.just(_OMIT), untyped) if tpl.get("args") is None else
             st.one_of(st.just(_OMIT), strategy_for(kwargs[k], consts)) if k in optional_kw
             else strategy_for(kwargs[k], consts)
             for k in kw_names
