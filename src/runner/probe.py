@@ -1,6 +1,6 @@
 # swe-forge's probe: a pytest plugin loaded in every pytest run swe-forge makes (`-p
-# swe_forge_probe` in a fresh process, a plugin object in the resident runner's child). It only
-# observes. For each test it notes whether the test drew random numbers that nothing in the
+# swe_forge_probe` in a fresh process, a plugin object in the resident runner's child). It
+# observes, and keeps a mass of failures cheap to report (below). For each test it notes whether the test drew random numbers that nothing in the
 # test had seeded, and says so in the JUnit XML report as the test case's property
 # `swe_forge_nondeterministic`:
 #   - `random`: the global `random` generator moved during the test (setup, call, teardown)
@@ -83,8 +83,25 @@ def pytest_runtest_logstart(nodeid, location):
     _state["active"] = True
 
 
+# A bug that fails thousands of tests (packaging: every test that parses a requirement, when
+# the tokenizer loses its position) spent minutes formatting their tracebacks, past the run's
+# CPU limit, so a plain kill read as a timeout. After this many failures in a run, the later
+# ones are reported in one line each; their messages (the JUnit `message`, what swe-forge
+# reads) are the same.
+_FULL_TRACEBACKS = 100
+_failures = [0]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_makereport(item, call):
+    if call.excinfo is not None and call.when == "call":
+        _failures[0] += 1
+        if _failures[0] == _FULL_TRACEBACKS + 1:
+            try:
+                item.config.option.tbstyle = "line"
+                item.config.option.showlocals = False
+            except Exception:
+                pass
     if call.when != "teardown" or not _state["active"]:
         return None
     _state["active"] = False
