@@ -289,11 +289,14 @@ fn symptom_title(
 ) -> String {
     if let Some(d) = calls.first() {
         if let Some((name, expected, actual)) = d.attr_differences().first() {
-            let title = format!(
-                "`{}.{name}` is {} instead of {expected}",
-                d.call_text(),
-                actual.as_deref().unwrap_or("missing")
-            );
+            let actual = actual.as_deref().unwrap_or("missing");
+            let title = match &d.buggy {
+                CallOutcome::Raised { type_name, .. } => format!(
+                    "`{}` raises {type_name} with `{name}` {actual} instead of {expected}",
+                    d.call_text()
+                ),
+                _ => format!("`{}.{name}` is {actual} instead of {expected}", d.call_text()),
+            };
             if title.chars().count() <= TITLE_CHARS {
                 return title;
             }
@@ -470,14 +473,17 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
                 "call": d.call_text(),
                 "code": setup_for_issue(&d.call.setup).into_iter().chain([d.call_text()]).collect::<Vec<_>>().join("\n"),
                 "setup": setup_for_issue(&d.call.setup),
-                "actual": match d.attr_differences().first() {
-                    Some((name, _, Some(actual))) => format!("returns an object whose `{name}` is {actual}"),
-                    Some((name, _, None)) => format!("returns an object without a `{name}`"),
-                    None => d.buggy.describe(),
+                "actual": match (d.attr_differences().first(), &d.buggy) {
+                    (Some((name, _, Some(actual))), CallOutcome::Raised { .. }) => format!("{} whose `{name}` is {actual}", d.buggy.describe()),
+                    (Some((name, _, None)), CallOutcome::Raised { .. }) => format!("{} without a `{name}`", d.buggy.describe()),
+                    (Some((name, _, Some(actual))), _) => format!("returns an object whose `{name}` is {actual}"),
+                    (Some((name, _, None)), _) => format!("returns an object without a `{name}`"),
+                    (None, _) => d.buggy.describe(),
                 },
-                "expected_verb": match d.attr_differences().first() {
-                    Some((name, expected, _)) => format!("return one whose `{name}` is {expected}"),
-                    None => expected_verb(&d.clean),
+                "expected_verb": match (d.attr_differences().first(), &d.clean) {
+                    (Some((name, expected, _)), CallOutcome::Raised { type_name, .. }) => format!("raise a {type_name} whose `{name}` is {expected}"),
+                    (Some((name, expected, _)), _) => format!("return one whose `{name}` is {expected}"),
+                    (None, _) => expected_verb(&d.clean),
                 },
                 "actual_exception": exc,
                 "actual_message": msg,
@@ -691,12 +697,16 @@ mod tests {
                 type_module: "builtins".into(),
                 message: "per_page must be at least 1".into(),
                 nondeterministic: false,
+                attrs: std::collections::BTreeMap::new(),
+                imports: vec![],
             },
             buggy: CallOutcome::Raised {
                 type_name: "ZeroDivisionError".into(),
                 type_module: "builtins".into(),
                 message: "integer division or modulo by zero".into(),
                 nondeterministic: false,
+                attrs: std::collections::BTreeMap::new(),
+                imports: vec![],
             },
         }
     }

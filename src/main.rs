@@ -360,8 +360,8 @@ struct RunArgs {
     /// Rules from DIR/<language>/*.yaml instead of the embedded ones.
     #[arg(long)]
     mutators: Option<PathBuf>,
-    /// Only the named seeds.
-    #[arg(long = "only")]
+    /// Only the named seeds (repeat the flag or separate names with commas).
+    #[arg(long = "only", value_delimiter = ',')]
     only: Vec<String>,
     /// Print the summary as JSON on stdout.
     #[arg(long)]

@@ -57,6 +57,11 @@ pub enum PipelineError {
     DockerUnavailable(String),
     #[error(transparent)]
     IssueLlm(#[from] crate::issue_llm::LlmError),
+    #[error("--only names {unknown:?}, which the manifest does not hold (it holds {known:?})")]
+    UnknownSeeds {
+        unknown: Vec<String>,
+        known: Vec<String>,
+    },
 }
 
 fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PipelineError {
@@ -210,6 +215,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
         }
     };
     let manifest = seed::load_manifest(&manifest_path)?;
+    let seeds = selected(&manifest, &cfg.only)?;
     let rewriter = match &cfg.issue_llm {
         Some(c) => {
             tracing::info!(endpoint = %c.endpoint.chat, model = ?c.model, "issue texts of accepted tasks are rewritten by a language model");
@@ -224,7 +230,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
         sandbox: sandbox.kind().to_string(),
         ..Default::default()
     };
-    for seed in selected(&manifest, &cfg.only) {
+    for seed in seeds {
         if STOP.load(Ordering::SeqCst) {
             break;
         }
@@ -257,12 +263,28 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-fn selected<'m>(manifest: &'m Manifest, only: &[String]) -> Vec<&'m crate::seed::Seed> {
-    manifest
+/// The seeds `--only` names, in the manifest's order; a name the manifest lacks is an error
+/// rather than a run that silently does nothing.
+fn selected<'m>(
+    manifest: &'m Manifest,
+    only: &[String],
+) -> Result<Vec<&'m crate::seed::Seed>, PipelineError> {
+    let unknown: Vec<String> = only
+        .iter()
+        .filter(|n| !manifest.seeds.iter().any(|s| &s.name == *n))
+        .cloned()
+        .collect();
+    if !unknown.is_empty() {
+        return Err(PipelineError::UnknownSeeds {
+            unknown,
+            known: manifest.seeds.iter().map(|s| s.name.clone()).collect(),
+        });
+    }
+    Ok(manifest
         .seeds
         .iter()
         .filter(|s| only.is_empty() || only.contains(&s.name))
-        .collect()
+        .collect())
 }
 
 /// Build the sandbox the configuration asks for: `auto` takes Docker when the daemon answers,
@@ -308,6 +330,16 @@ fn python_runner(cfg: &RunConfig, repo: &Repo) -> Pytest {
     );
     p.log_dir = Some(cfg.out.join("logs").join(&repo.name));
     p
+}
+
+/// Every test id the baseline's runs reported.
+fn baseline_ids(baseline: &baseline::Baseline) -> impl Iterator<Item = &String> {
+    baseline
+        .runs
+        .iter()
+        .flat_map(|r| r.results.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
 }
 
 /// The test runner for a repository, and the test command a task record names.
@@ -473,7 +505,9 @@ fn run_seed(
         };
     let qualified = match (cfg.runner, repo.profile.language) {
         (RunnerMode::Resident, Language::Python) => Some(qualify(&|w| {
-            let p = python_runner(cfg, &repo).qualify_resident(w, &baseline)?;
+            let p = python_runner(cfg, &repo)
+                .with_tests_per_file(baseline_ids(&baseline))
+                .qualify_resident(w, &baseline)?;
             tracing::info!(seed = %seed.name, warm = p.resident.as_ref().map_or(0, Vec::len), cpu_offset_s = p.resident_cpu_offset, "resident runner");
             Ok(Box::new(p))
         })),
@@ -497,7 +531,17 @@ fn run_seed(
         None => None,
     };
     store.add_stage_time(&seed.name, "resident", t.elapsed().as_secs_f64())?;
-    let runner = resident.as_deref().unwrap_or(runner);
+    // Fresh processes, knowing the suite's files from the baseline.
+    let fresh: Option<Box<dyn TestRunner>> = match repo.profile.language {
+        Language::Python => Some(Box::new(
+            python_runner(cfg, &repo).with_tests_per_file(baseline_ids(&baseline)),
+        )),
+        Language::Java => None,
+    };
+    let runner = resident
+        .as_deref()
+        .or(fresh.as_deref())
+        .unwrap_or(runner);
 
     // Mutate.
     let t = Instant::now();
@@ -1679,6 +1723,23 @@ pub fn write_outputs(store: &Store, out: &Path) -> Result<usize, PipelineError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_selects_named_seeds_and_rejects_unknown_names() {
+        let manifest = seed::parse_manifest(
+            "seeds:\n  - {name: a, source: \"pypi:a==1\", language: python}\n  - {name: b, source: \"pypi:b==1\", language: python}\n",
+            Path::new("m.yaml"),
+        )
+        .unwrap();
+        let names = |only: &[&str]| -> Vec<String> {
+            let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
+            selected(&manifest, &only).unwrap().iter().map(|s| s.name.clone()).collect()
+        };
+        assert_eq!(names(&[]), ["a", "b"]);
+        assert_eq!(names(&["b"]), ["b"]);
+        let err = selected(&manifest, &["a".into(), "a,b".into()]).unwrap_err();
+        assert!(err.to_string().contains("\"a,b\""), "{err}");
+    }
 
     fn accepted(f2p: &[&str]) -> Outcome {
         serde_json::from_value(serde_json::json!({

@@ -15,7 +15,6 @@ import fractions as _fractions
 import math as _math
 import os as _os
 import sys as _sys
-import tempfile as _tempfile
 import types as _types
 
 MAX_SOURCE = 240
@@ -25,9 +24,13 @@ MAX_ITEMS = 24
 # directory, where pytest's tmp_path lives): a value holding one is refused, so no synthesized
 # test or issue text carries `/tmp/swe-forge-wt-…/worker-1/repo/…`, and no test depends on a
 # directory that exists only here.
+# The temporary directories are read from the environment, not from tempfile.gettempdir(): that
+# probes each candidate directory by writing a file into it, and CrossHair refuses to load a
+# module that writes a file on import (every symbolic comparison failed so).
 _MACHINE_PATHS = tuple(sorted({
-    p for p in (_os.getcwd(), _os.path.realpath(_os.getcwd()),
-                _os.path.realpath(_tempfile.gettempdir()) + "/", "/tmp/")
+    p for p in (_os.getcwd(), _os.path.realpath(_os.getcwd()), "/tmp/")
+    + tuple(_os.path.realpath(_os.environ[v]) + "/"
+            for v in ("TMPDIR", "TEMP", "TMP") if _os.environ.get(v))
     if len(p) > 1
 }))
 

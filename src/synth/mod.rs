@@ -126,6 +126,13 @@ pub enum CallOutcome {
         message: String,
         #[serde(default)]
         nondeterministic: bool,
+        /// An exception of the repository's classes: its public attributes that can be
+        /// written back (name → source), as for values.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        attrs: BTreeMap<String, String>,
+        /// What those attributes' sources import.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        imports: Vec<String>,
     },
     Timeout,
     Error {
@@ -197,20 +204,38 @@ impl Distinguishing {
 }
 
 fn attr_differences(clean: &CallOutcome, buggy: &CallOutcome) -> Vec<(String, String, Option<String>)> {
-    let (
-        CallOutcome::Value {
-            source: None,
-            attrs: a,
-            ..
-        },
-        CallOutcome::Value { source: sb, attrs: b, .. },
-    ) = (clean, buggy)
-    else {
-        return Vec::new();
+    let (a, b) = match (clean, buggy) {
+        (
+            CallOutcome::Value {
+                source: None,
+                attrs: a,
+                ..
+            },
+            CallOutcome::Value {
+                source: None,
+                attrs: b,
+                ..
+            },
+        ) => (a, b),
+        // Two exceptions of one type with one message that differ in their attributes.
+        (
+            CallOutcome::Raised {
+                type_name: ta,
+                type_module: ma,
+                message: xa,
+                attrs: a,
+                ..
+            },
+            CallOutcome::Raised {
+                type_name: tb,
+                type_module: mb,
+                message: xb,
+                attrs: b,
+                ..
+            },
+        ) if (ta, ma, xa) == (tb, mb, xb) => (a, b),
+        _ => return Vec::new(),
     };
-    if sb.is_some() {
-        return Vec::new();
-    }
     a.iter()
         .filter(|(k, v)| b.get(*k) != Some(*v))
         .take(2)
@@ -725,7 +750,11 @@ fn assertable(clean: &CallOutcome, buggy: &CallOutcome) -> bool {
                 message: msg2,
                 ..
             },
-        ) => (type_name, type_module) != (t2, m2) || message != msg2,
+        ) => {
+            (type_name, type_module) != (t2, m2)
+                || message != msg2
+                || !attr_differences(clean, buggy).is_empty()
+        }
         (CallOutcome::Raised { .. }, CallOutcome::Value { .. } | CallOutcome::Timeout) => true,
         _ => false,
     }
@@ -1743,7 +1772,31 @@ pub fn render(found: &[Distinguishing], setup: &SynthSetup, cand: &Candidate) ->
                         py_str(&format!("^{}$", regex_escape(message)))
                     )
                 };
-                if same_type || !matches!(&d.buggy, CallOutcome::Raised { .. }) {
+                let diffs = d.attr_differences();
+                if !diffs.is_empty() {
+                    // Same type and message: the attributes tell the versions apart.
+                    if let CallOutcome::Raised {
+                        imports: attr_imports,
+                        ..
+                    } = &d.clean
+                    {
+                        imports.extend(attr_imports.iter().cloned());
+                    }
+                    let mut body = format!(
+                        "    with pytest.raises({exc}{matcher}) as raised:\n        {call}\n"
+                    );
+                    for (name, expected, _) in &diffs {
+                        match expected.as_str() {
+                            "None" | "True" | "False" => body.push_str(&format!(
+                                "    assert raised.value.{name} is {expected}\n"
+                            )),
+                            _ => body.push_str(&format!(
+                                "    assert raised.value.{name} == {expected}\n"
+                            )),
+                        }
+                    }
+                    body
+                } else if same_type || !matches!(&d.buggy, CallOutcome::Raised { .. }) {
                     format!("    with pytest.raises({exc}{matcher}):\n        {call}\n")
                 } else {
                     format!(
@@ -1887,6 +1940,44 @@ fn test_path(setup: &SynthSetup, cand: &Candidate, found: &[Distinguishing]) -> 
 mod tests {
     use super::*;
 
+    /// CrossHair loads the compared module (which imports swe_forge_literal) under an audit
+    /// hook that refuses any file written on import; the helper must import without writing.
+    #[test]
+    fn the_literal_helper_imports_without_writing_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("swe_forge_literal.py"), LITERAL_PY).unwrap();
+        let guard = r#"import os, sys
+def hook(event, args):
+    if event == 'open':
+        mode, flags = args[1], args[2]
+        if (isinstance(mode, str) and any(c in mode for c in 'wax+')) or \
+                (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)):
+            raise RuntimeError('wrote %r' % (args[0],))
+sys.addaudithook(hook)
+import swe_forge_literal
+print('ok')
+"#;
+        let out = match std::process::Command::new("python3")
+            .arg("-c")
+            .arg(guard)
+            .current_dir(dir.path())
+            .env("PYTHONPATH", dir.path())
+            .env("TMPDIR", dir.path())
+            .output()
+        {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("skipped: no python3 ({e})");
+                return;
+            }
+        };
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     fn call(q: &str, args: &str, reaches: &[&str]) -> TracedCall {
         TracedCall {
             file: "pkg/m.py".into(),
@@ -1944,6 +2035,8 @@ mod tests {
             type_module: "builtins".into(),
             message: m.into(),
             nondeterministic: false,
+                attrs: BTreeMap::new(),
+                imports: vec![],
         };
         assert!(assertable(&v("1"), &v("2")));
         assert!(!assertable(&v("1"), &v("1")));
@@ -2002,6 +2095,32 @@ mod tests {
             "{}",
             test.source
         );
+        // Two exceptions with one type and message that differ in an attribute
+        // (marshmallow's ValidationError without its `valid_data`).
+        let error = |attrs: &[(&str, &str)]| CallOutcome::Raised {
+            type_name: "ValidationError".into(),
+            type_module: "pkg.exceptions".into(),
+            message: "{0: ['bad']}".into(),
+            nondeterministic: false,
+            attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            imports: vec![],
+        };
+        let clean = error(&[("valid_data", "[1]")]);
+        assert!(assertable(&clean, &error(&[("valid_data", "None")])));
+        assert!(!assertable(&clean, &error(&[("valid_data", "[1]")])));
+        let d = Distinguishing {
+            call: call("Tuple.deserialize", "((1, 'x'))", &[]),
+            clean,
+            buggy: error(&[("valid_data", "None")]),
+        };
+        let test = render(&[d], &setup, &cand("Tuple.deserialize"));
+        assert!(
+            test.source.contains("    with pytest.raises(ValidationError, match=")
+                && test.source.contains(") as raised:\n        Tuple.deserialize((1, 'x'))\n    assert raised.value.valid_data == [1]\n")
+                && test.source.contains("from pkg.exceptions import ValidationError"),
+            "{}",
+            test.source
+        );
     }
 
     #[test]
@@ -2044,6 +2163,8 @@ mod tests {
                 type_module: "builtins".into(),
                 message: "string index out of range".into(),
                 nondeterministic: false,
+                attrs: BTreeMap::new(),
+                imports: vec![],
             },
         };
         let e = Distinguishing {
@@ -2053,12 +2174,16 @@ mod tests {
                 type_module: "pkg.m".into(),
                 message: "empty quantity (x)".into(),
                 nondeterministic: false,
+                attrs: BTreeMap::new(),
+                imports: vec![],
             },
             buggy: CallOutcome::Raised {
                 type_name: "MoneyError".into(),
                 type_module: "pkg.m".into(),
                 message: "bad".into(),
                 nondeterministic: false,
+                attrs: BTreeMap::new(),
+                imports: vec![],
             },
         };
         let setup = SynthSetup {

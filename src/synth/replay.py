@@ -8,7 +8,8 @@
 # of {"kind": "value", "source": <Python source or null>, "repr": ..., "imports": [...],
 # "attrs": {name: source} (an object of the repository's classes with no source: its public
 # attributes that can be written back)},
-# {"kind": "raised", "type": ..., "type_module": ..., "message": ...},
+# {"kind": "raised", "type": ..., "type_module": ..., "message": ..., "attrs": {...} and
+# "imports" (an exception of the repository's classes: its public attributes, as for values)},
 # {"kind": "timeout"} or {"kind": "error", "detail": ...} (the call could not be made).
 
 import importlib
@@ -57,13 +58,7 @@ def _outcome(call, repo_modules):
     except _Timeout:
         return {"kind": "timeout"}
     except Exception as e:
-        t = type(e)
-        return {
-            "kind": "raised",
-            "type": t.__qualname__,
-            "type_module": t.__module__,
-            "message": str(e)[:500],
-        }
+        return _raised(e, repo_modules, module)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     imports = set()
@@ -88,6 +83,24 @@ def _outcome(call, repo_modules):
 
 
 MAX_ATTRS = 12
+
+
+def _raised(e, repo_modules, module):
+    """The outcome of a call that raised `e`; an exception of the repository's classes also
+    carries its public attributes (marshmallow's `ValidationError.valid_data`), by which two
+    exceptions with one message are told apart."""
+    t = type(e)
+    out = {"kind": "raised", "type": t.__qualname__, "type_module": t.__module__,
+           "message": str(e)[:500]}
+    imports = set()
+    try:
+        attrs = _attrs(e, repo_modules, module, imports)
+    except Exception:
+        attrs = None
+    if attrs:
+        out["attrs"] = attrs
+        out["imports"] = sorted(imports)
+    return out
 
 
 def _attrs(value, repo_modules, module, imports):
@@ -127,9 +140,7 @@ def _value_outcome(fn, args, kwargs, module, repo_modules):
     except _Timeout:
         return {"kind": "timeout"}
     except Exception as e:
-        t = type(e)
-        return {"kind": "raised", "type": t.__qualname__, "type_module": t.__module__,
-                "message": str(e)[:500]}
+        return _raised(e, repo_modules, module)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     imports = set()

@@ -306,7 +306,9 @@ def _outcome(fn, args, kwargs):
     except RecursionError:
         return ("raised", "RecursionError")
     except Exception as e:
-        return ("raised", type(e).__name__, str(e))
+        # An exception of the package's classes also differs in its public attributes
+        # (marshmallow's ValidationError carries `valid_data`).
+        return ("raised", type(e).__name__, str(e), _state(e))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
