@@ -3,6 +3,8 @@ IN, OUT = sys.stdin.buffer, sys.stdout.buffer
 ROOT, SCRATCH = "/testbed", "/scratch"
 ME, UID = os.getpid(), os.geteuid()
 STDOUT, STDERR = SCRATCH + "/.swe-forge-stdout", SCRATCH + "/.swe-forge-stderr"
+SCRIPT = SCRATCH + "/.swe-forge-script.sh"
+SCRIPT_ARG_BYTES = 100000
 # The status walk at the end reads every directory again: on a fuse-overlayfs root a path that
 # `git clean` just removed can still look present to the next process until its directory is
 # read (a test patch that re-creates the file then fails with "already exists").

@@ -246,6 +246,9 @@ impl Environment for LocalEnv {
     }
 }
 
+/// The longest script passed to bash as an argument; a longer one goes through a file.
+const SCRIPT_ARG_BYTES: usize = 100_000;
+
 struct LocalWorker {
     /// The clean checkout the worktree is copied from.
     source: PathBuf,
@@ -430,7 +433,15 @@ impl Worker for LocalWorker {
         let stdout = fs::File::create(&out_path)?;
         let stderr = fs::File::create(&err_path)?;
         let mut cmd = Command::new("bash");
-        cmd.args(["-c", script]);
+        if script.len() > SCRIPT_ARG_BYTES {
+            // One argument may hold at most 128 KiB (Linux's MAX_ARG_STRLEN): a run that
+            // names a few thousand tests is handed to bash as a file instead.
+            let path = self.base.join(".exec-script.sh");
+            fs::write(&path, script)?;
+            cmd.arg(&path);
+        } else {
+            cmd.args(["-c", script]);
+        }
         self.environment(&mut cmd);
         cmd.stdin(Stdio::null())
             .stdout(stdout)
