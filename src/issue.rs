@@ -295,12 +295,24 @@ fn symptom_title(
                     "`{}` raises {type_name} with `{name}` {actual} instead of {expected}",
                     d.call_text()
                 ),
-                _ => format!("`{}.{name}` is {actual} instead of {expected}", d.call_text()),
+                _ => format!(
+                    "`{}.{name}` is {actual} instead of {expected}",
+                    d.call_text()
+                ),
             };
             if title.chars().count() <= TITLE_CHARS {
                 return title;
             }
-            return format!("`{}` returns an object with the wrong `{name}`", d.call_text());
+            return match &d.buggy {
+                CallOutcome::Raised { type_name, .. } => format!(
+                    "`{}` raises {type_name} with the wrong `{name}`",
+                    d.call_text()
+                ),
+                _ => format!(
+                    "`{}` returns an object with the wrong `{name}`",
+                    d.call_text()
+                ),
+            };
         }
         let title = format!("`{}` {}", d.call_text(), d.buggy.describe());
         if title.chars().count() <= TITLE_CHARS {

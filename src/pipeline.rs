@@ -538,10 +538,7 @@ fn run_seed(
         )),
         Language::Java => None,
     };
-    let runner = resident
-        .as_deref()
-        .or(fresh.as_deref())
-        .unwrap_or(runner);
+    let runner = resident.as_deref().or(fresh.as_deref()).unwrap_or(runner);
 
     // Mutate.
     let t = Instant::now();
@@ -1733,7 +1730,11 @@ mod tests {
         .unwrap();
         let names = |only: &[&str]| -> Vec<String> {
             let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
-            selected(&manifest, &only).unwrap().iter().map(|s| s.name.clone()).collect()
+            selected(&manifest, &only)
+                .unwrap()
+                .iter()
+                .map(|s| s.name.clone())
+                .collect()
         };
         assert_eq!(names(&[]), ["a", "b"]);
         assert_eq!(names(&["b"]), ["b"]);

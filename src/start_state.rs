@@ -551,7 +551,12 @@ mod tests {
         // The start state keeps the mode too.
         let s = build(&repo, &exec, BUG, &[], HiddenTests::Files, "").unwrap();
         let start = repo.find_commit(s.commit).unwrap();
-        let mode = start.tree().unwrap().get_path(Path::new("pkg/core.py")).unwrap().filemode();
+        let mode = start
+            .tree()
+            .unwrap()
+            .get_path(Path::new("pkg/core.py"))
+            .unwrap()
+            .filemode();
         assert_eq!(mode, i32::from(FileMode::BlobExecutable));
     }
 

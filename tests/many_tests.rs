@@ -16,7 +16,8 @@ fn tasks_of_a_suite_too_wide_for_one_argument_audit_ok() {
     let ids: usize = tasks
         .iter()
         .map(|t| {
-            t["FAIL_TO_PASS"].as_array().unwrap().len() + t["PASS_TO_PASS"].as_array().unwrap().len()
+            t["FAIL_TO_PASS"].as_array().unwrap().len()
+                + t["PASS_TO_PASS"].as_array().unwrap().len()
         })
         .max()
         .unwrap();

@@ -63,7 +63,9 @@ fn tests_drawing_unseeded_random_numbers_do_not_grade() {
     // A test that fails with that bug about every other run does not make the repeats
     // disagree (the candidate is not `flaky`): it grades nothing.
     assert!(
-        !ids(clamp_high, "FAIL_TO_PASS").iter().any(|id| id == EITHER),
+        !ids(clamp_high, "FAIL_TO_PASS")
+            .iter()
+            .any(|id| id == EITHER),
         "{clamp_high}"
     );
     let buggy = &clamp_high["metadata"]["verification"]["runs"][1];
@@ -75,13 +77,17 @@ fn tests_drawing_unseeded_random_numbers_do_not_grade() {
     );
     // The seeded test grades a task.
     assert!(
-        tasks.iter().any(|t| ids(t, "FAIL_TO_PASS").iter().any(|id| id == SEEDED)),
+        tasks
+            .iter()
+            .any(|t| ids(t, "FAIL_TO_PASS").iter().any(|id| id == SEEDED)),
         "{tasks:#?}"
     );
     // `doubled`: only the drawing test fails with its bugs.
     let cands = candidate_lines(dir.path());
-    let doubled: Vec<&serde_json::Value> =
-        cands.iter().filter(|c| c["function"] == "doubled").collect();
+    let doubled: Vec<&serde_json::Value> = cands
+        .iter()
+        .filter(|c| c["function"] == "doubled")
+        .collect();
     assert!(!doubled.is_empty(), "{cands:#?}");
     for c in &doubled {
         assert_ne!(c["status"], "accepted", "{c}");

@@ -687,7 +687,10 @@ mod tests {
         );
         // A short selection, or no known files: the ids as they are.
         assert_eq!(p.selection(Some(&all[..100])), None);
-        assert_eq!(Pytest::new(None, vec![], vec![]).selection(Some(&asked)), None);
+        assert_eq!(
+            Pytest::new(None, vec![], vec![]).selection(Some(&asked)),
+            None
+        );
         assert_eq!(p.selection(None), None);
     }
 

@@ -203,7 +203,10 @@ impl Distinguishing {
     }
 }
 
-fn attr_differences(clean: &CallOutcome, buggy: &CallOutcome) -> Vec<(String, String, Option<String>)> {
+fn attr_differences(
+    clean: &CallOutcome,
+    buggy: &CallOutcome,
+) -> Vec<(String, String, Option<String>)> {
     let (a, b) = match (clean, buggy) {
         (
             CallOutcome::Value {
@@ -441,7 +444,12 @@ pub fn unreachable(
         "qualname": cand.function,
         "lines": [cand.function_lines.0, cand.function_lines.1],
     });
-    put_scratch(worker, "swe_forge_reach_in.json", request.to_string().as_bytes(), timeout)?;
+    put_scratch(
+        worker,
+        "swe_forge_reach_in.json",
+        request.to_string().as_bytes(),
+        timeout,
+    )?;
     let script = format!(
         "{}{} {} {} {} >/dev/null 2>&1\n",
         python_path(setup, &scratch),
@@ -463,7 +471,10 @@ pub fn unreachable(
     let Some(reach) = bytes.and_then(|b| serde_json::from_slice::<Reach>(&b).ok()) else {
         return Ok(None);
     };
-    let mutated_imported = !reach.failed.iter().any(|f| f.starts_with(&format!("{module} (")));
+    let mutated_imported = !reach
+        .failed
+        .iter()
+        .any(|f| f.starts_with(&format!("{module} (")));
     if reach.live > 0 || reach.nested || !mutated_imported || reach.imported == 0 {
         return Ok(None);
     }
@@ -1098,8 +1109,7 @@ fn search_templates(
                 seen.insert(cand.function.clone());
             }
         }
-    } else if let Some((class, "__init__" | "__new__")) = method.filter(|_| templates.is_empty())
-    {
+    } else if let Some((class, "__init__" | "__new__")) = method.filter(|_| templates.is_empty()) {
         // A constructor: call the class with the arguments recorded for its objects, or, when
         // the tests made none, with arguments drawn from its signature (a mixin's `__new__`).
         let mut args_seen = BTreeSet::new();
@@ -1740,7 +1750,9 @@ pub fn render(found: &[Distinguishing], setup: &SynthSetup, cand: &Candidate) ->
                             "None" | "True" | "False" => {
                                 body.push_str(&format!("    assert result.{name} is {expected}\n"))
                             }
-                            _ => body.push_str(&format!("    assert result.{name} == {expected}\n")),
+                            _ => {
+                                body.push_str(&format!("    assert result.{name} == {expected}\n"))
+                            }
                         }
                     }
                     body
@@ -2035,8 +2047,8 @@ print('ok')
             type_module: "builtins".into(),
             message: m.into(),
             nondeterministic: false,
-                attrs: BTreeMap::new(),
-                imports: vec![],
+            attrs: BTreeMap::new(),
+            imports: vec![],
         };
         assert!(assertable(&v("1"), &v("2")));
         assert!(!assertable(&v("1"), &v("1")));
@@ -2064,12 +2076,21 @@ print('ok')
             repr: "<Table 1x1>".into(),
             imports: vec![],
             nondeterministic: false,
-            attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            attrs: attrs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         };
         let clean = object(&[("metadata", "{'a': 1}"), ("width", "1")]);
-        assert!(assertable(&clean, &object(&[("metadata", "{}"), ("width", "1")])));
+        assert!(assertable(
+            &clean,
+            &object(&[("metadata", "{}"), ("width", "1")])
+        ));
         assert!(assertable(&clean, &object(&[("width", "1")])));
-        assert!(!assertable(&clean, &object(&[("metadata", "{'a': 1}"), ("width", "1")])));
+        assert!(!assertable(
+            &clean,
+            &object(&[("metadata", "{'a': 1}"), ("width", "1")])
+        ));
         assert!(!assertable(&object(&[]), &object(&[("width", "1")])));
         let d = Distinguishing {
             call: call("Table.from_data", "(5, metadata={'a': 1})", &[]),
@@ -2078,7 +2099,11 @@ print('ok')
         };
         assert_eq!(
             d.attr_differences(),
-            vec![("metadata".to_string(), "{'a': 1}".to_string(), Some("{}".to_string()))]
+            vec![(
+                "metadata".to_string(),
+                "{'a': 1}".to_string(),
+                Some("{}".to_string())
+            )]
         );
         let setup = SynthSetup {
             python: "python".into(),
@@ -2102,7 +2127,10 @@ print('ok')
             type_module: "pkg.exceptions".into(),
             message: "{0: ['bad']}".into(),
             nondeterministic: false,
-            attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            attrs: attrs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             imports: vec![],
         };
         let clean = error(&[("valid_data", "[1]")]);
