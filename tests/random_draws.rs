@@ -13,7 +13,6 @@ mod common;
 use common::*;
 
 const CLAMPED: &str = "tests/test_draw.py::test_draw_clamped";
-const DOUBLED: &str = "tests/test_draw.py::test_draw_doubled";
 const SEEDED: &str = "tests/test_draw.py::test_draw_low_seeded";
 const EITHER: &str = "tests/test_draw.py::test_draw_either";
 
