@@ -90,7 +90,15 @@ pub struct Baseline {
 }
 
 impl Baseline {
-    /// The limits of a verification run.
+    /// The mean wall seconds of the baseline's runs: what a fresh process takes for the whole
+    /// suite, start and collection included (what the tracer is compared with).
+    pub fn mean_wall_s(&self) -> f64 {
+        if self.runs.is_empty() {
+            return self.suite_seconds;
+        }
+        self.runs.iter().map(|r| r.duration_s).sum::<f64>() / self.runs.len() as f64
+    }
+
     /// The mean CPU seconds of the baseline's runs, where they were measured: what a fresh
     /// process spends on the whole suite (a resident runner's CPU offset is measured from it).
     pub fn mean_cpu_s(&self) -> Option<f64> {
@@ -98,6 +106,7 @@ impl Baseline {
         (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64)
     }
 
+    /// The limits of a verification run.
     pub fn budget(&self) -> RunBudget {
         RunBudget {
             wall: Duration::from_secs_f64(self.run_timeout_s),

@@ -184,8 +184,11 @@ pub struct SynthesisSummary {
     pub trace_runs: usize,
     pub traced_tests: usize,
     pub trace_s: f64,
-    /// The plain suite's seconds (the baseline's mean), to compare the tracer with.
+    /// The plain suite's wall seconds (the baseline's mean), to compare the tracer with.
     pub suite_s: f64,
+    /// Top-up tracer runs left out because they would have taken the tracer past
+    /// [`TRACE_FACTOR`] times the suite.
+    pub top_ups_skipped: usize,
 }
 
 /// What `run` did.
@@ -612,7 +615,7 @@ fn run_seed(
         synth_budget: cfg.synthesis_budget,
         synth_spent: Mutex::new(SynthesisSummary {
             budget_s: cfg.synthesis_budget.map(|d| d.as_secs_f64()),
-            suite_s: baseline.mean_cpu_s().unwrap_or(0.0),
+            suite_s: baseline.mean_wall_s(),
             ..Default::default()
         }),
         test_command,
@@ -950,56 +953,25 @@ fn over_budget(ctx: &SeedContext<'_>) -> Option<synth::SynthRecord> {
     })
 }
 
-/// The tests to trace for `cand`: the stable tests that run its function's lines, else those
-/// that run any line of its file (calls of its class and module to vary); at most
-/// [`TRACE_SELECTION_BYTES`] of ids. `None`: the whole suite (no per-test coverage).
-fn trace_selection(baseline: &Baseline, cand: &Candidate) -> Option<Vec<String>> {
-    if baseline.coverage_unavailable.is_some() {
-        return None;
-    }
-    let stable = |tests: std::collections::BTreeSet<String>| -> Vec<String> {
-        tests
-            .into_iter()
-            .filter(|t| baseline.stable_pass.contains(t))
-            .collect()
-    };
-    let (first, last) = cand.function_lines;
-    let mut tests = stable(baseline.coverage.tests_covering(&cand.file, first, last));
-    if tests.is_empty() {
-        tests = stable(
-            baseline
-                .coverage
-                .tests_covering(&cand.file, 1, u32::MAX as usize),
-        );
-    }
-    let mut bytes = 0;
-    tests.retain(|t| {
-        bytes += t.len() + 4;
-        bytes <= TRACE_SELECTION_BYTES
-    });
-    Some(tests)
-}
-
-/// Test ids one tracer run takes at most, in bytes (about a thousand tests): enough calls to
-/// replay, in a bounded time.
-const TRACE_SELECTION_BYTES: usize = 60_000;
-
-/// The clean suite's calls recorded so far for a seed: the first survivor traces the tests
-/// that reach its function; a later one that lacks tests traces the whole suite; the records
-/// join. A seed with one survivor (or survivors reached by the same tests) so traces only
-/// what synthesis needs, and none traces more than a selection and the suite once.
+/// The clean suite's calls recorded so far for a seed: the first survivor traces the whole
+/// suite (a run of its own costs 1-2.6x the plain suite on the real projects of BENCHMARKS.md;
+/// a selection first and the suite after it cost one more pytest start, which took
+/// marshmallow's tracer from 2.6x to 4.5x), and every later survivor uses that record.
 ///
 /// A survivor that tests run but that no recorded call reaches after that (the suite's earlier
 /// tests spent its function's or its receivers' caps: marshmallow's `Validator._repr_args`,
 /// reached only from `Email(...)` objects the first 40 constructions of `Email` were not)
 /// traces its own tests once more, in a run of their own: at most [`TOP_UP_RUNS`] such runs
-/// of at most [`TOP_UP_TESTS`] tests each per seed.
+/// of at most [`TOP_UP_TESTS`] tests each per seed, and none that would take the seed's
+/// tracer past [`TRACE_FACTOR`] times the plain suite.
 #[derive(Default)]
 struct TraceCache {
     trace: synth::Trace,
     traced: std::collections::BTreeSet<String>,
     whole_suite: bool,
     top_ups: usize,
+    /// Wall seconds of the last top-up run (what the next one is expected to cost).
+    last_top_up_s: Option<f64>,
 }
 
 /// Top-up tracer runs per seed, and the most tests one takes (see [`TraceCache`]). Each run
@@ -1009,6 +981,23 @@ struct TraceCache {
 /// tests run cost 7.7 s and rescued nothing), so few and small.
 const TOP_UP_RUNS: usize = 2;
 const TOP_UP_TESTS: usize = 50;
+
+/// The most a seed's tracer runs may cost together, in plain suites (by wall): a top-up run
+/// that would cross it is left out and counted in the run summary.
+const TRACE_FACTOR: f64 = 3.0;
+
+/// Whether a top-up tracer run still fits the seed's tracer budget: the seconds traced so far,
+/// plus what the run is expected to take (the last top-up's seconds, else half a plain suite:
+/// pytest's start, collection and import, which dominate a run of at most [`TOP_UP_TESTS`]
+/// tests), within [`TRACE_FACTOR`] plain suites. A suite whose seconds are unknown (0) sets no
+/// limit.
+fn top_up_fits(traced_s: f64, last_top_up_s: Option<f64>, suite_s: f64) -> bool {
+    if suite_s <= 0.0 {
+        return true;
+    }
+    let expected = last_top_up_s.unwrap_or(0.5 * suite_s);
+    traced_s + expected <= TRACE_FACTOR * suite_s
+}
 
 /// Whether a recorded call or scenario of `trace` reaches `cand`'s function.
 fn trace_reaches(trace: &synth::Trace, cand: &Candidate) -> bool {
@@ -1031,7 +1020,8 @@ fn function_tests(baseline: &Baseline, cand: &Candidate) -> Vec<String> {
         .collect()
 }
 
-/// The trace `cand` needs: the cache, after tracing the tests it lacks.
+/// The trace `cand` needs: the cache, after tracing the whole suite once per seed and, where
+/// no recorded call reaches `cand`'s function, its own tests (see [`TraceCache`]).
 fn trace_for(
     worker: &mut dyn crate::sandbox::Worker,
     ctx: &SeedContext<'_>,
@@ -1040,54 +1030,37 @@ fn trace_for(
     timeout: Duration,
 ) -> (synth::Trace, Option<String>) {
     let mut cache = ctx.trace.lock().expect("trace cache");
-    let selection = trace_selection(ctx.baseline, cand);
-    let need: Option<Vec<String>> = match &selection {
-        _ if cache.whole_suite => Some(Vec::new()),
-        None => None,
-        Some(tests) => {
-            let need: Vec<String> = tests
-                .iter()
-                .filter(|t| !cache.traced.contains(*t))
-                .cloned()
-                .collect();
-            // Each tracer run pays pytest's start and collection (seconds on a real
-            // project): the second survivor that lacks tests traces the whole suite instead,
-            // so a seed costs at most one selection and one whole suite.
-            if !need.is_empty() && !cache.traced.is_empty() {
-                None
-            } else {
-                Some(need)
-            }
-        }
-    };
     let mut error = None;
-    if need.as_ref().is_none_or(|n| !n.is_empty()) {
-        error = trace_into(
-            worker,
-            ctx,
-            setup,
-            cand,
-            need.as_deref(),
-            timeout,
-            &mut cache,
-        );
+    if !cache.whole_suite {
+        error = trace_into(worker, ctx, setup, cand, None, timeout, &mut cache);
         // Not traced again either way: a failing tracer would fail (and wait out its timeout)
         // for every survivor.
-        match need {
-            None => cache.whole_suite = true,
-            Some(n) => cache.traced.extend(n),
-        }
+        cache.whole_suite = true;
     }
     if error.is_none() && cache.top_ups < TOP_UP_RUNS && !trace_reaches(&cache.trace, cand) {
         let own = function_tests(ctx.baseline, cand);
-        // Tests already traced in a selection run of their own would record the same again.
+        // Tests already traced in a top-up of their own would record the same again.
         if !own.is_empty()
             && own.len() <= TOP_UP_TESTS
             && !own.iter().all(|t| cache.traced.contains(t))
         {
-            cache.top_ups += 1;
-            error = trace_into(worker, ctx, setup, cand, Some(&own), timeout, &mut cache);
-            cache.traced.extend(own);
+            let (traced_s, suite_s) = {
+                let spent = ctx.synth_spent.lock().expect("synthesis tally");
+                (spent.trace_s, spent.suite_s)
+            };
+            if top_up_fits(traced_s, cache.last_top_up_s, suite_s) {
+                cache.top_ups += 1;
+                let t = Instant::now();
+                error = trace_into(worker, ctx, setup, cand, Some(&own), timeout, &mut cache);
+                cache.last_top_up_s = Some(t.elapsed().as_secs_f64());
+                cache.traced.extend(own);
+            } else {
+                tracing::info!(seed = %ctx.repo.name, candidate = %cand.id, traced_s, suite_s, "a top-up tracer run would take the tracer past {TRACE_FACTOR}x the suite: left out");
+                ctx.synth_spent
+                    .lock()
+                    .expect("synthesis tally")
+                    .top_ups_skipped += 1;
+            }
         }
     }
     (cache.trace.clone(), error)
@@ -1784,5 +1757,18 @@ mod tests {
         );
         random.nondeterministic.remove("tests/test_num.py::test_b");
         assert_eq!(ungradable(&random, &files), None);
+    }
+
+    #[test]
+    fn a_top_up_tracer_run_fits_three_plain_suites_or_is_left_out() {
+        // No top-up yet: expected to cost half a suite.
+        assert!(top_up_fits(2.5, None, 1.0));
+        assert!(!top_up_fits(2.6, None, 1.0));
+        assert!(!top_up_fits(6.8, None, 2.6));
+        // Measured: the last top-up's seconds.
+        assert!(top_up_fits(10.9, Some(3.0), 6.1));
+        assert!(!top_up_fits(16.0, Some(3.0), 6.1));
+        // Unknown suite seconds set no limit.
+        assert!(top_up_fits(100.0, None, 0.0));
     }
 }

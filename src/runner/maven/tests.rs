@@ -236,19 +236,39 @@ impl Worker for HostWorker {
 /// The seed through the whole adapter on this machine, on the fast path: needs `mvn`, a
 /// JDK, `git`, `flock` and Debian's offline repository with the packages of
 /// `dockerfiles/java-maven.md` (and `junit5`'s console launcher).
-/// Skipped where the host has no Maven, unless `SWE_FORGE_REQUIRE_JAVA=1` (CI installs it).
+/// Skipped where the host lacks Maven, the console launcher or Debian's surefire plugin, unless
+/// `SWE_FORGE_REQUIRE_JAVA=1` (CI installs them).
 #[test]
 fn drives_the_java_seed_on_the_host() {
     let has_mvn = std::process::Command::new("mvn")
         .arg("-v")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !has_mvn {
+    let missing: Vec<&str> = [
+        (!has_mvn).then_some("mvn"),
+        (!std::path::Path::new("/usr/share/java")
+            .join(fast::CONSOLE_LAUNCHER)
+            .is_file())
+        .then_some("junit5's console launcher"),
+        (!std::path::Path::new(
+            "/usr/share/maven-repo/org/apache/maven/plugins/maven-surefire-plugin",
+        )
+        .is_dir())
+        .then_some("Debian's surefire plugin"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !missing.is_empty() {
         assert!(
             std::env::var("SWE_FORGE_REQUIRE_JAVA").as_deref() != Ok("1"),
-            "mvn is not installed and SWE_FORGE_REQUIRE_JAVA=1"
+            "{} not installed and SWE_FORGE_REQUIRE_JAVA=1",
+            missing.join(", ")
         );
-        eprintln!("skipping: mvn is not installed");
+        eprintln!(
+            "skipping: {} not installed (.ci/run installs them)",
+            missing.join(", ")
+        );
         return;
     }
     drive_the_seed(true);
