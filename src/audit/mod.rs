@@ -28,7 +28,6 @@ pub mod safety;
 
 use crate::lang::Language;
 use crate::leak;
-use crate::pipeline::SandboxChoice;
 use crate::repo::{self, Repo};
 use crate::run::{Run, RunEnd, TestStatus};
 use crate::runner::maven::Maven;
@@ -36,7 +35,8 @@ use crate::runner::pytest::Pytest;
 use crate::runner::{RunBudget, TestRunner};
 use crate::sandbox::docker::DockerSandbox;
 use crate::sandbox::local::LocalSandbox;
-use crate::sandbox::{image, Environment, Limits, Sandbox, SandboxError, Worker};
+use crate::sandbox::SandboxChoice;
+use crate::sandbox::{image, Environment, Limits, Sandbox, SandboxError, SandboxKind, Worker};
 use crate::seed::{Seed, Source};
 use crate::task::Task;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -664,7 +664,7 @@ pub fn longest_recorded_run(task: &Task) -> f64 {
 }
 
 /// A prepared environment and its sandbox kind, or why none could be made.
-pub type Prepared = Result<(Arc<dyn Environment>, &'static str), String>;
+pub type Prepared = Result<(Arc<dyn Environment>, SandboxKind), String>;
 
 /// Prepared environments, one per image or per (seed, commit, install, python path).
 pub struct Environments {
@@ -742,11 +742,11 @@ impl Environments {
         let made = match (image, &self.docker) {
             (Some(tag), Some(docker)) => docker
                 .environment_for_image(tag, task.seed_name())
-                .map(|e| (e, "docker"))
+                .map(|e| (e, SandboxKind::Docker))
                 .map_err(|e| {
                     format!("{e} (`--sandbox local` audits from the seed's source instead)")
                 }),
-            _ => self.local_env(task).map(|e| (e, "local")),
+            _ => self.local_env(task).map(|e| (e, SandboxKind::Local)),
         };
         self.prepared.insert(key, made.clone());
         made
@@ -758,8 +758,8 @@ impl Environments {
         self.local.prepare(&repo).map_err(|e| e.to_string())
     }
 
-    /// The test runner for a task in a sandbox of `kind` (`docker` or `local`).
-    pub fn runner(&self, task: &Task, kind: &str) -> Box<dyn TestRunner> {
+    /// The test runner for a task in a sandbox of `kind`.
+    pub fn runner(&self, task: &Task, kind: SandboxKind) -> Box<dyn TestRunner> {
         match self.pytest(task) {
             Some(p) => Box::new(p),
             None => self.java_runner(kind),
@@ -795,9 +795,9 @@ impl Environments {
         }
     }
 
-    fn java_runner(&self, kind: &str) -> Box<dyn TestRunner> {
+    fn java_runner(&self, kind: SandboxKind) -> Box<dyn TestRunner> {
         let mut m = Maven::new();
-        if kind == "docker" {
+        if kind == SandboxKind::Docker {
             m.helpers = Some(image::JAVA_HELPERS_DIR.to_string());
             m.settings = Some(image::JAVA_MAVEN_SETTINGS.to_string());
             m.build_cache = Some(image::JAVA_BUILD_CACHE.to_string());
@@ -898,7 +898,7 @@ fn check_in_sandbox(
     let problems = match env.worker(index) {
         Ok(mut worker) => {
             // A container of the task's own image is the agent's start environment.
-            let start_env = kind == "docker" && !envs.prefer_repo_image;
+            let start_env = kind == SandboxKind::Docker && !envs.prefer_repo_image;
             check_task_in(worker.as_mut(), runner.as_ref(), task, start_env)
         }
         Err(e) => vec![Problem::new(Invalid::Environment, format!("worker: {e}"))],

@@ -30,7 +30,7 @@
 //! and drive bollard's futures with `block_on`.
 
 use super::image::{self, ImageRef, TEST_UID};
-use super::{Environment, ExecOutput, Limits, Sandbox, SandboxError, Worker};
+use super::{Environment, ExecOutput, Limits, Sandbox, SandboxError, SandboxKind, Worker};
 use crate::repo::Repo;
 use crate::run::RunEnd;
 use bollard::exec::{CreateExecOptions, StartExecResults};
@@ -378,8 +378,8 @@ fn process_start_time(pid: u32) -> Option<u64> {
 }
 
 impl Sandbox for DockerSandbox {
-    fn kind(&self) -> &'static str {
-        "docker"
+    fn kind(&self) -> SandboxKind {
+        SandboxKind::Docker
     }
 
     fn prepare(&self, repo: &Repo) -> Result<Arc<dyn Environment>, SandboxError> {

@@ -2,7 +2,7 @@
 //! per command in its own process group (and pids cgroup where the host allows one), with
 //! rlimits and a hard timeout. It does not isolate: the tests see the host.
 
-use super::{Environment, ExecOutput, Limits, Sandbox, SandboxError, Worker};
+use super::{Environment, ExecOutput, Limits, Sandbox, SandboxError, SandboxKind, Worker};
 use crate::lock::FileLock;
 use crate::repo::Repo;
 use crate::run::RunEnd;
@@ -69,8 +69,8 @@ fn python_version(python: &str) -> String {
 }
 
 impl Sandbox for LocalSandbox {
-    fn kind(&self) -> &'static str {
-        "local"
+    fn kind(&self) -> SandboxKind {
+        SandboxKind::Local
     }
 
     fn prepare(&self, repo: &Repo) -> Result<Arc<dyn Environment>, SandboxError> {

@@ -114,10 +114,45 @@ pub enum ResidentExec {
     Unsupported,
 }
 
+/// Which sandbox backend a user asks for (`--sandbox`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxChoice {
+    /// Docker when its daemon answers (and a base image can be had), else local.
+    Auto,
+    Docker,
+    Local,
+}
+
+/// The backend a sandbox is: what code that must treat them differently compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxKind {
+    /// Tests run on this host, without isolation.
+    Local,
+    /// Tests run in containers of the repository's image.
+    Docker,
+}
+
+impl SandboxKind {
+    /// `local` or `docker`, as records and logs write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxKind::Local => "local",
+            SandboxKind::Docker => "docker",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A backend that can prepare environments for repositories.
 pub trait Sandbox: Send + Sync {
-    /// `local` or `docker`.
-    fn kind(&self) -> &'static str;
+    fn kind(&self) -> SandboxKind;
     /// Install the repository's dependencies and test tools (cached between runs).
     fn prepare(&self, repo: &Repo) -> Result<Arc<dyn Environment>, SandboxError>;
 }

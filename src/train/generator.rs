@@ -109,7 +109,7 @@ pub struct EngineGen {
     /// candidates).
     pub out: std::path::PathBuf,
     pub cache: std::path::PathBuf,
-    pub sandbox: crate::pipeline::SandboxChoice,
+    pub sandbox: crate::sandbox::SandboxChoice,
     /// New candidates per round.
     pub batch: usize,
 }

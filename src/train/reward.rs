@@ -15,10 +15,10 @@
 //! `base_commit` (the default), or a container from the task's `image_name` with Docker.
 
 use crate::audit::{self, AuditConfig, AuditError, Environments};
-use crate::pipeline::SandboxChoice;
 use crate::runner::pytest::Pytest;
 use crate::runner::resident::RunnerMode;
 use crate::runner::{RunBudget, TestRunner};
+use crate::sandbox::SandboxChoice;
 use crate::sandbox::{shell_quote, Environment, Limits, Worker};
 use crate::task::Task;
 use crate::train::episode::{apply_edit_to, parse_edit, EditError};
