@@ -87,10 +87,54 @@ fn compared_values(observed: &str) -> Option<(Option<String>, String, String)> {
     let call = observed.lines().find_map(|l| {
         let w = l.trim().strip_prefix("+  where ")?;
         let (value, call) = w.split_once(" = ")?;
-        (value.trim() == actual && call.contains('(') && call.len() <= 80)
-            .then(|| call.trim().to_string())
+        (value.trim() == actual
+            && call.contains('(')
+            && call.len() <= 80
+            && !wrapping_builtin(call.trim()))
+        .then(|| call.trim().to_string())
     });
     Some((call, actual.to_string(), expected.to_string()))
+}
+
+/// Builtins a test wraps a result in (`len(f(x))`): naming them says nothing about the call
+/// a user made.
+const WRAPPING_BUILTINS: &[&str] = &[
+    "len",
+    "sorted",
+    "list",
+    "set",
+    "tuple",
+    "dict",
+    "str",
+    "repr",
+    "type",
+    "bool",
+    "int",
+    "float",
+    "next",
+    "getattr",
+    "isinstance",
+    "frozenset",
+    "min",
+    "max",
+    "sum",
+    "abs",
+];
+
+/// Whether `call` is a builtin wrapped around the result ([`WRAPPING_BUILTINS`]).
+fn wrapping_builtin(call: &str) -> bool {
+    call.split_once('(')
+        .is_some_and(|(name, _)| WRAPPING_BUILTINS.contains(&name.trim()))
+}
+
+/// A test that runs the documentation's examples itself (`doctest.testmod(m)` and then
+/// `assert result.failed == 0`): pytest reports the runner's counts, `TestResults(failed=3,
+/// attempted=12)`, which help nobody. Returns (failed, attempted).
+fn doctest_runner_counts(observed: &str) -> Option<(u32, u32)> {
+    let rest = &observed[observed.find("TestResults(failed=")? + "TestResults(failed=".len()..];
+    let (failed, rest) = rest.split_once(", attempted=")?;
+    let attempted = rest.split(')').next()?;
+    Some((failed.trim().parse().ok()?, attempted.trim().parse().ok()?))
 }
 
 /// For an assertion on a derived value (`assert isinstance(f(x), list)`, `assert f(x)`):
@@ -345,6 +389,11 @@ fn symptom_title(
         }
         return format!("The documented example of `{public}` does not work");
     }
+    if let Some((failed, attempted)) = doctest_runner_counts(observed) {
+        return format!(
+            "{failed} of the {attempted} examples in the documentation of `{public}` fail"
+        );
+    }
     let first = observed.lines().next().unwrap_or("").trim();
     if let Some(exc) = first.strip_prefix("Failed: DID NOT RAISE ") {
         return format!("`{public}` does not raise {exc}");
@@ -507,6 +556,14 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
         Some(d) => d.pasted(),
         None => observed_failure(input),
     };
+    // The doctest runner's counts: say what they mean.
+    let raw_observed = observed.clone();
+    let observed = match doctest_runner_counts(&observed) {
+        Some((failed, attempted)) => format!(
+            "Running the examples in the documentation with doctest: {failed} of {attempted} fail."
+        ),
+        None => observed,
+    };
     let wording = wording(&cand.category)?;
     let title = match observed
         .lines()
@@ -516,7 +573,7 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
         Some(exc) if input.cases.is_empty() => {
             format!("Importing `{}` fails with {exc}", package_name(&cand.file))
         }
-        _ => symptom_title(&public, input.cases, &observed, doctest.as_ref()),
+        _ => symptom_title(&public, input.cases, &raw_observed, doctest.as_ref()),
     };
     let compared = compared_values(&observed);
     // `assert False` says nothing; the call its `where` lines name does.
@@ -1010,6 +1067,23 @@ mod tests {
             symptom_title("convert", &[], "Failed: DID NOT RAISE ValueError", None),
             "`convert` does not raise ValueError"
         );
+        // A builtin wrapped around the result is not the call a user made.
+        assert_eq!(
+            compared_values("AssertionError: assert 1 == 2\n +  where 1 = len({2: ['x']})"),
+            Some((None, "1".into(), "2".into()))
+        );
+    }
+
+    #[test]
+    fn a_doctest_runner_s_counts_read_as_failing_examples() {
+        // toolz's test_tlz runs doctest itself and asserts the result has no failures.
+        let observed = "AssertionError: assert 3 == 0\n +  where 3 = TestResults(failed=3, attempted=12).failed";
+        assert_eq!(doctest_runner_counts(observed), Some((3, 12)));
+        assert_eq!(
+            symptom_title("toolz", &[], observed, None),
+            "3 of the 12 examples in the documentation of `toolz` fail"
+        );
+        assert_eq!(doctest_runner_counts("assert 3 == 0"), None);
     }
 
     #[test]
