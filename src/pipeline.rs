@@ -958,7 +958,9 @@ fn over_budget(ctx: &SeedContext<'_>) -> Option<synth::SynthRecord> {
 /// A survivor that tests run but that no recorded call reaches after that (the suite's earlier
 /// tests spent its function's or its receivers' caps: marshmallow's `Validator._repr_args`,
 /// reached only from `Email(...)` objects the first 40 constructions of `Email` were not)
-/// traces its own tests once more, in a run of their own: at most [`TOP_UP_RUNS`] such runs
+/// traces its own tests once more, in a run of their own, and so does a kill no harness can
+/// grade (humanize's parametrized ids with spaces), with the tests that failed: a whole-suite
+/// trace keeps the first calls of each function, not those: at most [`TOP_UP_RUNS`] such runs
 /// of at most [`TOP_UP_TESTS`] tests each per seed, and none that would take the seed's
 /// tracer past [`TRACE_FACTOR`] times the plain suite.
 #[derive(Default)]
@@ -967,8 +969,8 @@ struct TraceCache {
     traced: std::collections::BTreeSet<String>,
     whole_suite: bool,
     top_ups: usize,
-    /// Wall seconds of the whole-suite run, then of the last top-up (what the next top-up
-    /// is expected to cost).
+    /// What the next top-up is expected to cost, in wall seconds: [`FIRST_TOP_UP`] of the
+    /// whole-suite run, then the last top-up's.
     last_run_s: f64,
 }
 
@@ -977,7 +979,10 @@ struct TraceCache {
 /// boltons at load 3-4): six runs of up to 400 tests, the first setting, took marshmallow's
 /// tracer from 2.7x to 6.8x the suite for one more rescue (a metaclass `__init__` that 359
 /// tests run cost 7.7 s and rescued nothing), so few and small.
-const TOP_UP_RUNS: usize = 2;
+const TOP_UP_RUNS: usize = 4;
+
+/// What the first top-up run is expected to cost, as a share of the whole-suite tracer run.
+const FIRST_TOP_UP: f64 = 0.75;
 const TOP_UP_TESTS: usize = 50;
 
 /// The most a seed's tracer runs may cost together, in plain suites (by wall): a top-up run
@@ -986,10 +991,10 @@ const TRACE_FACTOR: f64 = 3.0;
 
 /// Whether a top-up tracer run still fits the seed's tracer budget: the seconds traced so far,
 /// plus what the run is expected to take, within [`TRACE_FACTOR`] plain suites. Expected: the
-/// last top-up's seconds, else the whole-suite run's: pytest's start, collection and the
-/// package's import dominate a run of at most [`TOP_UP_TESTS`] tests (toolz: 2.3 s for 25
-/// tests against 3.0 s for all 192; half a plain suite, the first estimate, took its tracer to
-/// 3.1x). A suite whose seconds are unknown (0) sets no limit.
+/// last top-up's seconds, else [`FIRST_TOP_UP`] of the whole-suite run's: pytest's start,
+/// collection and the package's import dominate a run of at most [`TOP_UP_TESTS`] tests
+/// (toolz: 2.3 s for 25 tests against 3.0 s for all 192; half a plain suite, the first
+/// estimate, took its tracer to 3.1x). A suite whose seconds are unknown (0) sets no limit.
 fn top_up_fits(traced_s: f64, expected_s: f64, suite_s: f64) -> bool {
     suite_s <= 0.0 || traced_s + expected_s <= TRACE_FACTOR * suite_s
 }
@@ -1022,6 +1027,7 @@ fn trace_for(
     ctx: &SeedContext<'_>,
     setup: &synth::SynthSetup,
     cand: &Candidate,
+    killing: &[String],
     timeout: Duration,
 ) -> (synth::Trace, Option<String>) {
     let mut cache = ctx.trace.lock().expect("trace cache");
@@ -1029,13 +1035,21 @@ fn trace_for(
     if !cache.whole_suite {
         let t = Instant::now();
         error = trace_into(worker, ctx, setup, cand, None, timeout, &mut cache);
-        cache.last_run_s = t.elapsed().as_secs_f64();
+        cache.last_run_s = FIRST_TOP_UP * t.elapsed().as_secs_f64();
         // Not traced again either way: a failing tracer would fail (and wait out its timeout)
         // for every survivor.
         cache.whole_suite = true;
     }
-    if error.is_none() && cache.top_ups < TOP_UP_RUNS && !trace_reaches(&cache.trace, cand) {
-        let own = function_tests(ctx.baseline, cand);
+    // The tests of an ungradable kill that failed with the bug, else (when no recorded call
+    // reaches the function) those that run it.
+    let own: Vec<String> = if !killing.is_empty() {
+        killing.iter().take(TOP_UP_TESTS).cloned().collect()
+    } else if !trace_reaches(&cache.trace, cand) {
+        function_tests(ctx.baseline, cand)
+    } else {
+        Vec::new()
+    };
+    if error.is_none() && cache.top_ups < TOP_UP_RUNS {
         // Tests already traced in a top-up of their own would record the same again.
         if !own.is_empty()
             && own.len() <= TOP_UP_TESTS
@@ -1131,7 +1145,9 @@ fn synthesize(
             Err(e) => tracing::debug!(candidate = %cand.id, "reachability probe: {e}"),
         }
     }
-    let (trace, trace_error) = trace_for(worker, ctx, setup, cand, timeout);
+    // A kill no harness can grade: the tests that failed are known to tell the versions
+    // apart, so their calls are the ones to replay.
+    let (trace, trace_error) = trace_for(worker, ctx, setup, cand, &outcome.fail_to_pass, timeout);
     if let Some(e) = trace_error.filter(|_| trace.calls.is_empty() && trace.scenarios.is_empty()) {
         outcome.synthesis = Some(synth::SynthRecord {
             status: "error".into(),
