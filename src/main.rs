@@ -373,6 +373,10 @@ struct RunArgs {
     /// (synthesis status `over-budget`, counted in the summary's `synthesis`). 0: no limit.
     #[arg(long, value_name = "SECONDS", default_value_t = swe_forge::pipeline::SYNTHESIS_BUDGET_S)]
     synthesis_budget: u64,
+    /// The most the clean-suite tracer may cost per seed, in plain suites by wall: its
+    /// top-up runs stop short of it (the whole-suite run is always made).
+    #[arg(long, value_name = "FACTOR", default_value_t = swe_forge::pipeline::TRACE_FACTOR)]
+    tracer_budget: f64,
     /// Leave the FAIL_TO_PASS tests' files in the agent's start state (an easier variant;
     /// recorded as `metadata.start_state.hidden_tests: visible`). By default they are removed
     /// and `test_patch` restores them at grading time.
@@ -820,6 +824,7 @@ fn run_pipeline(
         candidates_file: candidates,
         progress: !args.json && !quiet,
         synthesize: !args.no_synthesis,
+        tracer_budget: args.tracer_budget,
         synthesis_budget: (args.synthesis_budget > 0)
             .then(|| std::time::Duration::from_secs(args.synthesis_budget)),
         visible_tests: args.visible_tests,

@@ -91,6 +91,9 @@ pub struct RunConfig {
     /// Wall seconds synthesis may spend per seed (`None`: no limit); survivors past it keep
     /// their verdict, with synthesis status `over-budget`.
     pub synthesis_budget: Option<Duration>,
+    /// The most a seed's tracer runs may cost together, in plain suites by wall (default
+    /// [`TRACE_FACTOR`]): top-up runs that would cross it are left out.
+    pub tracer_budget: f64,
     /// Rewrite the issue texts of accepted tasks with this language model (`--issue-llm`).
     pub issue_llm: Option<crate::issue_llm::LlmConfig>,
     /// Draw the budget from the candidates this output's state store has not decided yet
@@ -610,6 +613,7 @@ fn run_seed(
         }),
         trace: Mutex::new(TraceCache::default()),
         synth_budget: cfg.synthesis_budget,
+        tracer_budget: cfg.tracer_budget,
         synth_spent: Mutex::new(SynthesisSummary {
             budget_s: cfg.synthesis_budget.map(|d| d.as_secs_f64()),
             suite_s: baseline.mean_wall_s(),
@@ -707,6 +711,8 @@ struct SeedContext<'a> {
     trace: Mutex<TraceCache>,
     /// `--synthesis-budget`: seconds synthesis may spend on this seed; what it spent.
     synth_budget: Option<Duration>,
+    /// `RunConfig::tracer_budget`.
+    tracer_budget: f64,
     synth_spent: Mutex<SynthesisSummary>,
     /// Rewrites the issue texts of accepted tasks (`--issue-llm`).
     rewriter: Option<&'a crate::issue_llm::Rewriter>,
@@ -985,18 +991,19 @@ const TOP_UP_RUNS: usize = 4;
 const FIRST_TOP_UP: f64 = 0.75;
 const TOP_UP_TESTS: usize = 50;
 
-/// The most a seed's tracer runs may cost together, in plain suites (by wall): a top-up run
-/// that would cross it is left out and counted in the run summary.
-const TRACE_FACTOR: f64 = 3.0;
+/// The most a seed's tracer runs may cost together by default, in plain suites (by wall): a
+/// top-up run that would cross it is left out and counted in the run summary.
+pub const TRACE_FACTOR: f64 = 3.0;
 
 /// Whether a top-up tracer run still fits the seed's tracer budget: the seconds traced so far,
-/// plus what the run is expected to take, within [`TRACE_FACTOR`] plain suites. Expected: the
+/// plus what the run is expected to take, within `factor` plain suites ([`TRACE_FACTOR`] by
+/// default). Expected: the
 /// last top-up's seconds, else [`FIRST_TOP_UP`] of the whole-suite run's: pytest's start,
 /// collection and the package's import dominate a run of at most [`TOP_UP_TESTS`] tests
 /// (toolz: 2.3 s for 25 tests against 3.0 s for all 192; half a plain suite, the first
 /// estimate, took its tracer to 3.1x). A suite whose seconds are unknown (0) sets no limit.
-fn top_up_fits(traced_s: f64, expected_s: f64, suite_s: f64) -> bool {
-    suite_s <= 0.0 || traced_s + expected_s <= TRACE_FACTOR * suite_s
+fn top_up_fits(traced_s: f64, expected_s: f64, suite_s: f64, factor: f64) -> bool {
+    suite_s <= 0.0 || traced_s + expected_s <= factor * suite_s
 }
 
 /// Whether a recorded call or scenario of `trace` reaches `cand`'s function.
@@ -1059,14 +1066,14 @@ fn trace_for(
                 let spent = ctx.synth_spent.lock().expect("synthesis tally");
                 (spent.trace_s, spent.suite_s)
             };
-            if top_up_fits(traced_s, cache.last_run_s, suite_s) {
+            if top_up_fits(traced_s, cache.last_run_s, suite_s, ctx.tracer_budget) {
                 cache.top_ups += 1;
                 let t = Instant::now();
                 error = trace_into(worker, ctx, setup, cand, Some(&own), timeout, &mut cache);
                 cache.last_run_s = t.elapsed().as_secs_f64();
                 cache.traced.extend(own);
             } else {
-                tracing::info!(seed = %ctx.repo.name, candidate = %cand.id, traced_s, suite_s, "a top-up tracer run would take the tracer past {TRACE_FACTOR}x the suite: left out");
+                tracing::info!(seed = %ctx.repo.name, candidate = %cand.id, traced_s, suite_s, "a top-up tracer run would take the tracer past {}x the suite: left out", ctx.tracer_budget);
                 ctx.synth_spent
                     .lock()
                     .expect("synthesis tally")
@@ -1776,13 +1783,13 @@ mod tests {
     fn a_top_up_tracer_run_fits_three_plain_suites_or_is_left_out() {
         // toolz: a whole-suite run of 3.0 s against a 1.7 s suite leaves no room for another
         // run like it.
-        assert!(!top_up_fits(3.0, 3.0, 1.7));
-        assert!(top_up_fits(3.0, 2.0, 1.7));
+        assert!(!top_up_fits(3.0, 3.0, 1.7, TRACE_FACTOR));
+        assert!(top_up_fits(3.0, 2.0, 1.7, TRACE_FACTOR));
         // boltons: 10.9 s, then a top-up of 3 s, then one more of 3 s fits 18.3 s; a third not.
-        assert!(top_up_fits(10.9, 3.0, 6.1));
-        assert!(top_up_fits(13.9, 3.0, 6.1));
-        assert!(!top_up_fits(16.9, 3.0, 6.1));
+        assert!(top_up_fits(10.9, 3.0, 6.1, TRACE_FACTOR));
+        assert!(top_up_fits(13.9, 3.0, 6.1, TRACE_FACTOR));
+        assert!(!top_up_fits(16.9, 3.0, 6.1, TRACE_FACTOR));
         // Unknown suite seconds set no limit.
-        assert!(top_up_fits(100.0, 100.0, 0.0));
+        assert!(top_up_fits(100.0, 100.0, 0.0, TRACE_FACTOR));
     }
 }

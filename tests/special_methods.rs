@@ -38,7 +38,8 @@ fn verify_survivors(extra: &[&str]) -> (std::process::Output, tempfile::TempDir)
 
 #[test]
 fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
-    let (out, dir) = verify_survivors(&[]);
+    // The tracer budget lifted: a fixture's suite is too short to measure it by.
+    let (out, dir) = verify_survivors(&["--tracer-budget", "1000"]);
     let out_dir = dir.path().join("out");
     let listing = jsonl(&out_dir.join("candidates.jsonl"));
     assert_eq!(listing.len(), 4, "{listing:?}");
@@ -73,13 +74,13 @@ fn survivors_behind_call_syntax_and_function_arguments_get_tests() {
         "{optional_test}"
     );
 
-    // The tracer ran the two tests that run `Between.__call__` (the first survivor), then,
-    // as `apply` needed another, the whole suite of six once: two runs for four survivors.
+    // The tracer ran the whole suite of six once, for the first survivor: one run for four
+    // survivors, each reached by a recorded call.
     let s = summary(&out);
     let synthesis = &seed_summary(&s, "special_methods")["synthesis"];
     assert_eq!(synthesis["survivors"], 4, "{synthesis}");
-    assert_eq!(synthesis["trace_runs"], 2, "{synthesis}");
-    assert_eq!(synthesis["traced_tests"], 2 + 6, "{synthesis}");
+    assert_eq!(synthesis["trace_runs"], 1, "{synthesis}");
+    assert_eq!(synthesis["traced_tests"], 6, "{synthesis}");
     assert_eq!(synthesis["over_budget"], 0, "{synthesis}");
 }
 
