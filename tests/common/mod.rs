@@ -303,21 +303,41 @@ pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
     }
 }
 
-/// Whether the host has Maven (the local sandbox's Java tests need it); CI installs it
-/// (`.ci/run`) and sets `SWE_FORGE_REQUIRE_JAVA=1`, which makes its absence a failure.
+/// Whether the host has Maven and Debian's offline Maven plugins (the local sandbox's Java
+/// tests build offline with them); CI installs them (`.ci/run`) and sets
+/// `SWE_FORGE_REQUIRE_JAVA=1`, which makes their absence a failure.
 pub fn maven_or_skip(test: &str) -> bool {
-    let ok = Command::new("mvn")
+    let mvn = Command::new("mvn")
         .arg("-v")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
+    let plugins = "/usr/share/maven-repo/org/apache/maven/plugins";
+    let missing: Vec<String> = (!mvn)
+        .then(|| "mvn".to_string())
+        .into_iter()
+        .chain(
+            [
+                "maven-resources-plugin",
+                "maven-compiler-plugin",
+                "maven-surefire-plugin",
+            ]
+            .iter()
+            .filter(|p| !Path::new(plugins).join(p).is_dir())
+            .map(|p| format!("Debian's {p}")),
+        )
+        .collect();
+    if !missing.is_empty() {
         assert!(
             std::env::var("SWE_FORGE_REQUIRE_JAVA").as_deref() != Ok("1"),
-            "{test}: mvn is not installed and SWE_FORGE_REQUIRE_JAVA=1"
+            "{test}: {} not installed and SWE_FORGE_REQUIRE_JAVA=1",
+            missing.join(", ")
         );
-        eprintln!("skipping {test}: mvn is not installed");
+        eprintln!(
+            "skipping {test}: {} not installed (.ci/run installs them)",
+            missing.join(", ")
+        );
     }
-    ok
+    missing.is_empty()
 }
 
 /// The candidate (a JSON line of `swe-forge mutate --json`) in `function` whose bug patch adds a
