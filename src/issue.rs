@@ -90,6 +90,7 @@ fn compared_values(observed: &str) -> Option<(Option<String>, String, String)> {
         (value.trim() == actual
             && call.contains('(')
             && call.len() <= 80
+            && !call.trim().starts_with('<')
             && !wrapping_builtin(call.trim()))
         .then(|| call.trim().to_string())
     });
@@ -1066,6 +1067,13 @@ mod tests {
         assert_eq!(
             symptom_title("convert", &[], "Failed: DID NOT RAISE ValueError", None),
             "`convert` does not raise ValueError"
+        );
+        // An object's repr (`<Result …>.exit_code`) is not a call either.
+        assert_eq!(
+            compared_values(
+                "AssertionError: assert 1 == 2\n +  where 1 = <Result IsADirectoryError(21, 'Is a directory')>.exit_code"
+            ),
+            Some((None, "1".into(), "2".into()))
         );
         // A builtin wrapped around the result is not the call a user made.
         assert_eq!(
