@@ -191,16 +191,29 @@ pub fn candidate_lines(dir: &Path) -> Vec<serde_json::Value> {
     jsonl(&dir.join("out/candidates.jsonl"))
 }
 
-/// Whether the Docker tests can run: true when a daemon answers. Without one they fail when
-/// `SWE_FORGE_REQUIRE_DOCKER=1` (CI) and are skipped with a notice otherwise.
+/// Whether the Docker tests can run: true when a daemon answers and the Python base image is
+/// present or can be made here (debootstrap and Debian's keyring, which `.ci/run` installs;
+/// no registry answers). Otherwise they fail when `SWE_FORGE_REQUIRE_DOCKER=1` (CI) and are
+/// skipped with a notice.
 pub fn docker_or_skip(test: &str) -> bool {
-    if swe_forge::sandbox::docker::available() {
-        return true;
-    }
+    let why = if !swe_forge::sandbox::docker::available() {
+        "no Docker daemon answers".to_string()
+    } else {
+        match swe_forge::sandbox::docker::DockerSandbox::connect(
+            &cache(),
+            swe_forge::sandbox::Limits::default(),
+        ) {
+            Err(e) => format!("the Docker daemon cannot be used: {e}"),
+            Ok(d) => match d.base_obtainable(swe_forge::lang::Language::Python) {
+                Ok(()) => return true,
+                Err(e) => format!("no Python base image can be had: {e}"),
+            },
+        }
+    };
     if std::env::var("SWE_FORGE_REQUIRE_DOCKER").as_deref() == Ok("1") {
-        panic!("{test}: no Docker daemon answers and SWE_FORGE_REQUIRE_DOCKER=1");
+        panic!("{test}: {why} and SWE_FORGE_REQUIRE_DOCKER=1");
     }
-    eprintln!("skipping {test}: no Docker daemon answers (set SWE_FORGE_REQUIRE_DOCKER=1 to fail instead)");
+    eprintln!("skipping {test}: {why} (set SWE_FORGE_REQUIRE_DOCKER=1 to fail instead)");
     false
 }
 
