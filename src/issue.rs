@@ -399,6 +399,14 @@ fn symptom_title(
     if let Some(exc) = first.strip_prefix("Failed: DID NOT RAISE ") {
         return format!("`{public}` does not raise {exc}");
     }
+    // unittest's `assertRaises`: `AssertionError: ValueError not raised`.
+    if let Some(exc) = first
+        .strip_prefix("AssertionError: ")
+        .and_then(|m| m.strip_suffix(" not raised"))
+        .filter(|e| !e.contains(' '))
+    {
+        return format!("`{public}` does not raise {exc}");
+    }
     match compared_values(observed) {
         Some((Some(call), actual, expected)) => {
             format!("`{call}` returns {actual} instead of {expected}")
@@ -1067,6 +1075,10 @@ mod tests {
         assert_eq!(
             symptom_title("convert", &[], "Failed: DID NOT RAISE ValueError", None),
             "`convert` does not raise ValueError"
+        );
+        assert_eq!(
+            symptom_title("sliced", &[], "AssertionError: ValueError not raised", None),
+            "`sliced` does not raise ValueError"
         );
         // An object's repr (`<Result …>.exit_code`) is not a call either.
         assert_eq!(
