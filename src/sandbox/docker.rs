@@ -288,6 +288,10 @@ fn active_runs() -> std::sync::MutexGuard<'static, Vec<String>> {
 /// Remove the containers of every live sandbox of this process: for a handler that is about
 /// to exit without unwinding (a second Ctrl-C). Returns how many were removed.
 pub fn cleanup_active_runs() -> usize {
+    // Close the gate first: a container whose creation is in flight is finished (and so
+    // listed below), and none is created after this point.
+    let mut closed = create_gate().write().unwrap_or_else(|e| e.into_inner());
+    *closed = true;
     let runs = active_runs().clone();
     runs.iter()
         .map(|r| match cleanup_run(r) {
@@ -486,7 +490,20 @@ struct ContainerSpec {
     fast_root: bool,
 }
 
+/// Whether containers may still be created: [`cleanup_active_runs`] takes it for writing and
+/// closes it, so that no container is created while, or after, it removes them.
+fn create_gate() -> &'static std::sync::RwLock<bool> {
+    static GATE: std::sync::RwLock<bool> = std::sync::RwLock::new(false);
+    &GATE
+}
+
 fn start_container(client: &Client, spec: &ContainerSpec) -> Result<String, SandboxError> {
+    let closed = create_gate().read().unwrap_or_else(|e| e.into_inner());
+    if *closed {
+        return Err(SandboxError::Other(
+            "the run is ending: no new container".to_string(),
+        ));
+    }
     let mem = spec.limits.memory_bytes.min(i64::MAX as u64) as i64;
     let tmpfs_size = format!("size={}", spec.limits.memory_bytes.max(64 << 20));
     let host_config = HostConfig {
