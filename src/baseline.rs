@@ -158,7 +158,7 @@ pub fn run_baseline(
 }
 
 fn check_complete(run: &Run, timeout: Duration) -> Result<(), BaselineError> {
-    if crate::runner::maven::is_compile_error(run) {
+    if run.is_build_error() {
         return Err(BaselineError::Broken {
             label: run.label.clone(),
             detail: format!(

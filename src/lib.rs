@@ -29,6 +29,7 @@ pub mod store;
 pub mod synth;
 pub mod task;
 pub mod task_images;
+pub mod toolchain;
 pub mod train;
 pub mod verdict;
 pub mod verify;

@@ -8,18 +8,14 @@ use crate::issue::{self, IssueInput};
 use crate::lang::Language;
 use crate::mutator::{self, Mutator};
 use crate::repo::{self, Repo};
-use crate::runner::maven::Maven;
-use crate::runner::pytest::Pytest;
 use crate::runner::resident::RunnerMode;
 use crate::runner::TestRunner;
-use crate::sandbox::docker::DockerSandbox;
-use crate::sandbox::image;
-use crate::sandbox::local::LocalSandbox;
 use crate::sandbox::{Environment, Limits, Sandbox, SandboxKind};
 use crate::seed::{self, Manifest};
 use crate::store::{Decided, SeedStatus, Store};
 use crate::synth;
 use crate::task::{self, Task};
+use crate::toolchain::{self, RunnerSpec};
 use crate::verdict::Verdict;
 use crate::verify::{self, Outcome, VerifyConfig};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -182,6 +178,11 @@ pub struct SynthesisSummary {
     pub trace_s: f64,
     /// The plain suite's wall seconds (the baseline's mean), to compare the tracer with.
     pub suite_s: f64,
+    /// The tracer runs' CPU seconds (user + system of their processes) and the plain suite's
+    /// (the baseline's mean), where measured: the tracer's budget is kept in CPU seconds when
+    /// both are known, as a loaded machine stretches wall seconds unevenly.
+    pub trace_cpu_s: f64,
+    pub suite_cpu_s: Option<f64>,
     /// Top-up tracer runs left out because they would have taken the tracer past
     /// [`TRACE_FACTOR`] times the suite.
     pub top_ups_skipped: usize,
@@ -286,96 +287,38 @@ fn selected<'m>(
         .collect())
 }
 
-/// Build the sandbox the configuration asks for: `auto` takes Docker when the daemon answers,
-/// else the local backend with a warning that nothing is isolated.
+/// Build the sandbox the configuration asks for: `auto` takes Docker when the daemon answers
+/// and a Python base image can be had, else the local backend with a warning that nothing is
+/// isolated.
 pub fn make_sandbox(cfg: &RunConfig) -> Result<Box<dyn Sandbox>, PipelineError> {
-    let local =
-        || -> Box<dyn Sandbox> { Box::new(LocalSandbox::new(&cfg.cache, cfg.limits.clone())) };
-    match cfg.sandbox {
-        SandboxChoice::Local => Ok(local()),
-        SandboxChoice::Docker => DockerSandbox::connect(&cfg.cache, cfg.limits.clone())
-            .map(|d| Box::new(d) as Box<dyn Sandbox>)
-            .map_err(|e| PipelineError::DockerUnavailable(e.to_string())),
-        SandboxChoice::Auto => {
-            if crate::sandbox::docker::available() {
-                match DockerSandbox::connect(&cfg.cache, cfg.limits.clone()) {
-                    Ok(d) => match d.base_obtainable(Language::Python) {
-                        Ok(()) => {
-                            tracing::info!("using the docker sandbox (the daemon answers)");
-                            return Ok(Box::new(d));
-                        }
-                        Err(e) => tracing::warn!(
-                            "docker answers but has no base image, and none can be made here: {e}"
-                        ),
-                    },
-                    Err(e) => tracing::warn!("docker answers but cannot be used: {e}"),
-                }
-            }
-            tracing::warn!(
-                "using the local sandbox: tests run on this host without isolation \
-                 (no usable Docker daemon)"
-            );
-            Ok(local())
-        }
-    }
-}
-
-/// pytest for a Python repository (fresh processes).
-fn python_runner(cfg: &RunConfig, repo: &Repo) -> Pytest {
-    let mut p = Pytest::new(
-        repo.seed.test.as_deref(),
-        repo.profile.test_files.clone(),
-        repo.profile.python_path.clone(),
-    );
-    p.log_dir = Some(cfg.out.join("logs").join(&repo.name));
-    p
+    crate::sandbox::choose::open(cfg.sandbox, &cfg.cache, &cfg.limits, Some(Language::Python))
+        .map(|s| s.primary())
+        .map_err(|e| PipelineError::DockerUnavailable(e.to_string()))
 }
 
 /// Every test id the baseline's runs reported.
-fn baseline_ids(baseline: &baseline::Baseline) -> impl Iterator<Item = &String> {
+fn baseline_ids(baseline: &baseline::Baseline) -> Vec<String> {
     baseline
         .runs
         .iter()
         .flat_map(|r| r.results.keys())
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
+        .cloned()
+        .collect()
 }
 
-/// The test runner for a repository, and the test command a task record names.
-fn make_runner(
-    cfg: &RunConfig,
-    repo: &Repo,
-    sandbox: SandboxKind,
-) -> (Box<dyn TestRunner>, String) {
-    match repo.profile.language {
-        Language::Python => {
-            let p = python_runner(cfg, repo);
-            let command = p.base_command.clone();
-            (Box::new(p), command)
-        }
-        Language::Java => {
-            let m = java_runner(cfg, repo, sandbox);
-            let command = format!("{} -o -B test", m.mvn);
-            (Box::new(m), command)
-        }
+/// What a repository's runners are made from.
+fn runner_spec(cfg: &RunConfig, repo: &Repo, sandbox: SandboxKind) -> RunnerSpec {
+    RunnerSpec {
+        sandbox,
+        cache: cfg.cache.clone(),
+        log_dir: Some(cfg.out.join("logs").join(&repo.name)),
+        test_command: repo.seed.test.clone(),
+        test_files: repo.profile.test_files.clone(),
+        source_roots: repo.profile.python_path.clone(),
+        known_tests: Vec::new(),
     }
-}
-
-/// The Maven runner for a Java repository.
-fn java_runner(cfg: &RunConfig, repo: &Repo, sandbox: SandboxKind) -> Maven {
-    let mut m = Maven::new();
-    if sandbox == SandboxKind::Docker {
-        // The image carries the compiled coverage helpers, the offline settings and the clean
-        // build of the commit (outside /testbed, which resets leave alone).
-        m.helpers = Some(image::JAVA_HELPERS_DIR.to_string());
-        m.settings = Some(image::JAVA_MAVEN_SETTINGS.to_string());
-        m.build_cache = Some(image::JAVA_BUILD_CACHE.to_string());
-    } else {
-        // Outside the worker's scratch directory, which is emptied between candidates.
-        m.build_cache = Some(cfg.cache.join("java-builds").display().to_string());
-    }
-    m.log_dir = Some(cfg.out.join("logs").join(&repo.name));
-    m
 }
 
 /// The mutators for a language: from `--mutators DIR` or the embedded rules.
@@ -433,20 +376,10 @@ fn run_seed(
     };
     store.add_stage_time(&seed.name, "import", t.elapsed().as_secs_f64())?;
     s.commit = Some(repo.commit.clone());
-    if repo.profile.language == Language::Java && repo.profile.build_system != "maven" {
-        return finish(
-            s,
-            "rejected",
-            format!(
-                "the build system of this Java repository ({}) is not supported: swe-forge \
-                 builds and tests Java with Maven (a pom.xml at the repository root)",
-                match repo.profile.build_system.as_str() {
-                    "none" => "none found",
-                    other => other,
-                }
-            ),
-        );
-    }
+    let toolchain = match toolchain::for_profile(&repo.profile) {
+        Ok(t) => t,
+        Err(why) => return finish(s, "rejected", why.to_string()),
+    };
 
     // Environment.
     let t = Instant::now();
@@ -458,8 +391,10 @@ fn run_seed(
     s.image_id = env.image_id();
     s.image_built = env.image_built();
     store.add_stage_time(&seed.name, "environment", t.elapsed().as_secs_f64())?;
-    let (runner, test_command) = make_runner(cfg, &repo, sandbox.kind());
-    let runner = runner.as_ref();
+    let mut spec = runner_spec(cfg, &repo, sandbox.kind());
+    let test_command = toolchain.test_command(&spec);
+    let first_runner = toolchain.runner(&spec);
+    let runner = first_runner.as_ref();
 
     // Baseline.
     let baseline = match store.baseline(&seed.name, &repo.commit)? {
@@ -506,20 +441,13 @@ fn run_seed(
             pb.finish_and_clear();
             qualified
         };
-    let qualified = match (cfg.runner, repo.profile.language) {
-        (RunnerMode::Resident, Language::Python) => Some(qualify(&|w| {
-            let p = python_runner(cfg, &repo)
-                .with_tests_per_file(baseline_ids(&baseline))
-                .qualify_resident(w, &baseline)?;
-            tracing::info!(seed = %seed.name, warm = p.resident.as_ref().map_or(0, Vec::len), cpu_offset_s = p.resident_cpu_offset, "resident runner");
-            Ok(Box::new(p))
+    spec.known_tests = baseline_ids(&baseline);
+    let qualified = match cfg.runner {
+        RunnerMode::Resident => Some(qualify(&|w| {
+            let _span = tracing::info_span!("seed", seed = %seed.name).entered();
+            toolchain.resident(&spec, w, &baseline)
         })),
-        (RunnerMode::Resident, Language::Java) => Some(qualify(&|w| {
-            let m = java_runner(cfg, &repo, sandbox.kind()).qualify_resident(w, &baseline)?;
-            tracing::info!(seed = %seed.name, cpu_offset_s = m.resident_cpu_offset, "resident JVM");
-            Ok(Box::new(m))
-        })),
-        (RunnerMode::Fresh, _) => None,
+        RunnerMode::Fresh => None,
     };
     let resident: Option<Box<dyn TestRunner>> = match qualified {
         Some(Ok(r)) => {
@@ -535,13 +463,8 @@ fn run_seed(
     };
     store.add_stage_time(&seed.name, "resident", t.elapsed().as_secs_f64())?;
     // Fresh processes, knowing the suite's files from the baseline.
-    let fresh: Option<Box<dyn TestRunner>> = match repo.profile.language {
-        Language::Python => Some(Box::new(
-            python_runner(cfg, &repo).with_tests_per_file(baseline_ids(&baseline)),
-        )),
-        Language::Java => None,
-    };
-    let runner = resident.as_deref().or(fresh.as_deref()).unwrap_or(runner);
+    let fresh = toolchain.runner(&spec);
+    let runner = resident.as_deref().unwrap_or(fresh.as_ref());
 
     // Mutate.
     let t = Instant::now();
@@ -599,17 +522,15 @@ fn run_seed(
         image: env.image_name(),
         sandbox: sandbox.kind(),
         repeats: cfg.verify.repeats,
-        synth: (cfg.synthesize && repo.profile.language == Language::Python).then(|| {
-            synth::SynthSetup {
-                python: test_command
-                    .strip_suffix(" -m pytest")
-                    .unwrap_or("python")
-                    .to_string(),
-                pytest: test_command.clone(),
-                source_files: repo.profile.source_files.clone(),
-                python_path: repo.profile.python_path.clone(),
-                test_files: repo.profile.test_files.clone(),
-            }
+        synth: (cfg.synthesize && toolchain.synthesizes_tests()).then(|| synth::SynthSetup {
+            python: test_command
+                .strip_suffix(" -m pytest")
+                .unwrap_or("python")
+                .to_string(),
+            pytest: test_command.clone(),
+            source_files: repo.profile.source_files.clone(),
+            python_path: repo.profile.python_path.clone(),
+            test_files: repo.profile.test_files.clone(),
         }),
         trace: Mutex::new(TraceCache::default()),
         synth_budget: cfg.synthesis_budget,
@@ -617,9 +538,11 @@ fn run_seed(
         synth_spent: Mutex::new(SynthesisSummary {
             budget_s: cfg.synthesis_budget.map(|d| d.as_secs_f64()),
             suite_s: baseline.mean_wall_s(),
+            suite_cpu_s: baseline.mean_cpu_s().filter(|c| *c > 0.0),
             ..Default::default()
         }),
         test_command,
+        toolchain: toolchain.id(),
         rewriter,
     };
     verify_all(cfg, &ctx, runner, todo, store)?;
@@ -629,7 +552,7 @@ fn run_seed(
         if spent.survivors > 0 {
             store.add_stage_time(&seed.name, "synthesis", spent.seconds)?;
             store.add_stage_time(&seed.name, "trace", spent.trace_s)?;
-            tracing::info!(seed = %seed.name, survivors = spent.survivors, over_budget = spent.over_budget, seconds = spent.seconds, trace_runs = spent.trace_runs, traced_tests = spent.traced_tests, trace_seconds = spent.trace_s, suite_seconds = spent.suite_s, "synthesis");
+            tracing::info!(seed = %seed.name, survivors = spent.survivors, over_budget = spent.over_budget, seconds = spent.seconds, trace_runs = spent.trace_runs, traced_tests = spent.traced_tests, trace_seconds = spent.trace_s, suite_seconds = spent.suite_s, trace_cpu_seconds = spent.trace_cpu_s, suite_cpu_seconds = ?spent.suite_cpu_s, "synthesis");
             s.synthesis = Some(spent);
         }
     }
@@ -705,6 +628,7 @@ struct SeedContext<'a> {
     sandbox: SandboxKind,
     repeats: usize,
     test_command: String,
+    toolchain: toolchain::ToolchainId,
     /// Test synthesis for survivors (Python, unless `--no-synthesis`).
     synth: Option<synth::SynthSetup>,
     /// The clean suite's recorded calls so far (see [`TraceCache`]).
@@ -991,8 +915,9 @@ const TOP_UP_RUNS: usize = 4;
 const FIRST_TOP_UP: f64 = 0.75;
 const TOP_UP_TESTS: usize = 50;
 
-/// The most a seed's tracer runs may cost together by default, in plain suites (by wall): a
-/// top-up run that would cross it is left out and counted in the run summary.
+/// The most a seed's tracer runs may cost together by default, in plain suites (by CPU
+/// seconds where measured, else wall): a top-up run that would cross it is left out and
+/// counted in the run summary.
 pub const TRACE_FACTOR: f64 = 3.0;
 
 /// Whether a top-up tracer run still fits the seed's tracer budget: the seconds traced so far,
@@ -1040,9 +965,9 @@ fn trace_for(
     let mut cache = ctx.trace.lock().expect("trace cache");
     let mut error = None;
     if !cache.whole_suite {
-        let t = Instant::now();
-        error = trace_into(worker, ctx, setup, cand, None, timeout, &mut cache);
-        cache.last_run_s = FIRST_TOP_UP * t.elapsed().as_secs_f64();
+        let (e, cost) = trace_into(worker, ctx, setup, cand, None, timeout, &mut cache);
+        error = e;
+        cache.last_run_s = FIRST_TOP_UP * cost;
         // Not traced again either way: a failing tracer would fail (and wait out its timeout)
         // for every survivor.
         cache.whole_suite = true;
@@ -1062,15 +987,17 @@ fn trace_for(
             && own.len() <= TOP_UP_TESTS
             && !own.iter().all(|t| cache.traced.contains(t))
         {
-            let (traced_s, suite_s) = {
-                let spent = ctx.synth_spent.lock().expect("synthesis tally");
-                (spent.trace_s, spent.suite_s)
-            };
+            let (traced_s, suite_s) = ctx
+                .synth_spent
+                .lock()
+                .expect("synthesis tally")
+                .tracer_cost();
             if top_up_fits(traced_s, cache.last_run_s, suite_s, ctx.tracer_budget) {
                 cache.top_ups += 1;
-                let t = Instant::now();
-                error = trace_into(worker, ctx, setup, cand, Some(&own), timeout, &mut cache);
-                cache.last_run_s = t.elapsed().as_secs_f64();
+                let (e, cost) =
+                    trace_into(worker, ctx, setup, cand, Some(&own), timeout, &mut cache);
+                error = e;
+                cache.last_run_s = cost;
                 cache.traced.extend(own);
             } else {
                 tracing::info!(seed = %ctx.repo.name, candidate = %cand.id, traced_s, suite_s, "a top-up tracer run would take the tracer past {}x the suite: left out", ctx.tracer_budget);
@@ -1085,7 +1012,8 @@ fn trace_for(
 }
 
 /// One tracer run of `tests` (`None`: the whole suite), merged into the cache and counted in
-/// the seed's synthesis tally; the error, when it failed.
+/// the seed's synthesis tally; the error, when it failed, and what the run cost (in the
+/// measure of [`SynthesisSummary::tracer_cost`]).
 fn trace_into(
     worker: &mut dyn crate::sandbox::Worker,
     ctx: &SeedContext<'_>,
@@ -1094,11 +1022,12 @@ fn trace_into(
     tests: Option<&[String]>,
     timeout: Duration,
     cache: &mut TraceCache,
-) -> Option<String> {
+) -> (Option<String>, f64) {
     let t = Instant::now();
     let r = synth::trace(worker, setup, tests, timeout);
     let seconds = t.elapsed().as_secs_f64();
     let count = tests.map_or(ctx.baseline.stable_pass.len(), <[String]>::len);
+    let cpu = r.as_ref().ok().and_then(|tr| tr.cpu_s);
     let error = match r {
         Ok(tr) => {
             tracing::info!(seed = %ctx.repo.name, candidate = %cand.id, tests = count, calls = tr.calls.len(), scenarios = tr.scenarios.len(), dropped = tr.dropped, seconds, "recorded the clean suite's calls");
@@ -1114,7 +1043,25 @@ fn trace_into(
     spent.trace_runs += 1;
     spent.traced_tests += count;
     spent.trace_s += seconds;
-    error
+    // A run whose CPU went unmeasured counts its wall seconds (more, never less).
+    spent.trace_cpu_s += cpu.unwrap_or(seconds);
+    let cost = if spent.suite_cpu_s.is_some() {
+        cpu.unwrap_or(seconds)
+    } else {
+        seconds
+    };
+    (error, cost)
+}
+
+impl SynthesisSummary {
+    /// What the tracer has cost so far and what a plain suite costs, in the same measure: CPU
+    /// seconds where the suite's were measured, else wall seconds.
+    fn tracer_cost(&self) -> (f64, f64) {
+        match self.suite_cpu_s {
+            Some(suite) => (self.trace_cpu_s, suite),
+            None => (self.trace_s, self.suite_s),
+        }
+    }
 }
 
 /// Give a survivor a synthesized test: trace the tests that reach its function (each test
@@ -1409,6 +1356,7 @@ fn build_task(
                     install: repo.profile.install_command.clone(),
                     test_command: ctx.test_command.clone(),
                     python_path: repo.profile.python_path.clone(),
+                    toolchain: Some(ctx.toolchain),
                 },
                 tool_version: crate::VERSION.to_string(),
                 issue_style: issue_style.to_string(),
@@ -1530,19 +1478,11 @@ fn direct_call(repo: &Repo, cand: &Candidate, outcome: &Outcome) -> bool {
     }
     let name = short_name(&cand.function);
     let needle = format!("{name}(");
+    let Ok(toolchain) = toolchain::for_profile(&repo.profile) else {
+        return false;
+    };
     outcome.fail_to_pass.iter().any(|id| {
-        let file = match id.split_once("::") {
-            Some((file, _)) => Some(file.to_string()),
-            // JUnit `pkg.ClassTest#method`: the test file named after the class.
-            None => id.split('#').next().and_then(|class| {
-                let class = class.rsplit('.').next().unwrap_or(class);
-                repo.profile
-                    .test_files
-                    .iter()
-                    .find(|f| f.ends_with(&format!("/{class}.java")))
-                    .cloned()
-            }),
-        };
+        let file = toolchain.test_file(id, &repo.profile.test_files);
         file.and_then(|f| std::fs::read_to_string(repo.checkout.join(f)).ok())
             .is_some_and(|text| text.contains(&needle))
     })

@@ -120,7 +120,19 @@ pub fn collection_error_of<'a>(errors: &'a BTreeMap<String, String>, id: &str) -
     })
 }
 
+/// Start of [`Run::anomaly`] when the code did not build (a compiled language's main or test
+/// sources): a runner that builds says so this way, and verification and baselines read it with
+/// [`Run::is_build_error`].
+pub const BUILD_ERROR_PREFIX: &str = "compile error:";
+
 impl Run {
+    /// Whether the run failed because the code did not build (see [`BUILD_ERROR_PREFIX`]).
+    pub fn is_build_error(&self) -> bool {
+        self.anomaly
+            .as_deref()
+            .is_some_and(|a| a.starts_with(BUILD_ERROR_PREFIX))
+    }
+
     pub fn timed_out(&self) -> bool {
         self.end == RunEnd::TimedOut
     }

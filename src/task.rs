@@ -77,6 +77,14 @@ pub struct DroppedTestIds {
 }
 
 impl Task {
+    /// The toolchain that builds and tests the task's repository.
+    pub fn toolchain(&self) -> crate::toolchain::ToolchainId {
+        self.metadata
+            .environment
+            .toolchain
+            .unwrap_or_else(|| crate::toolchain::ToolchainId::default_for(self.language))
+    }
+
     /// The seed's name (ids, cache entries).
     pub fn seed_name(&self) -> &str {
         if self.metadata.environment.seed.is_empty() {
@@ -198,6 +206,11 @@ pub struct EnvironmentInfo {
     pub install: Option<String>,
     pub test_command: String,
     pub python_path: Vec<String>,
+    /// The language's test framework and build tool, which audit and training rebuild the
+    /// runner from; records written before it name none and get their language's only one
+    /// ([`Task::toolchain`]).
+    #[serde(default)]
+    pub toolchain: Option<crate::toolchain::ToolchainId>,
 }
 
 /// `<seed>__<mutator>__<first 8 of the candidate id>`.

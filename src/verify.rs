@@ -168,7 +168,7 @@ impl From<SandboxError> for Failure {
 
 /// A run that did not finish normally or ran out of resources → its rejection.
 fn abnormal(run: &Run) -> Option<Verdict> {
-    if crate::runner::maven::is_compile_error(run) {
+    if run.is_build_error() {
         return Some(Verdict::rejected(
             Reason::CompileError,
             format!(

@@ -26,19 +26,19 @@
 
 pub mod safety;
 
-use crate::lang::Language;
 use crate::leak;
 use crate::repo::{self, Repo};
 use crate::run::{Run, RunEnd, TestStatus};
-use crate::runner::maven::Maven;
 use crate::runner::pytest::Pytest;
 use crate::runner::{RunBudget, TestRunner};
 use crate::sandbox::docker::DockerSandbox;
 use crate::sandbox::local::LocalSandbox;
 use crate::sandbox::SandboxChoice;
-use crate::sandbox::{image, Environment, Limits, Sandbox, SandboxError, SandboxKind, Worker};
+use crate::sandbox::{Environment, Limits, Sandbox, SandboxError, SandboxKind, Worker};
 use crate::seed::{Seed, Source};
 use crate::task::Task;
+use crate::toolchain::python_pytest::PythonPytest;
+use crate::toolchain::{RunnerSpec, ToolchainId};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -681,33 +681,12 @@ pub struct Environments {
 impl Environments {
     /// The sandboxes `cfg` asks for (its `sandbox`, `cache` and `limits`; the rest is unused).
     pub fn new(cfg: &AuditConfig) -> Result<Environments, AuditError> {
-        let docker = match cfg.sandbox {
-            SandboxChoice::Local => None,
-            SandboxChoice::Docker => Some(
-                DockerSandbox::connect(&cfg.cache, cfg.limits.clone())
-                    .map_err(|e| AuditError::DockerUnavailable(e.to_string()))?,
-            ),
-            SandboxChoice::Auto => {
-                if crate::sandbox::docker::available() {
-                    match DockerSandbox::connect(&cfg.cache, cfg.limits.clone()) {
-                        Ok(d) => Some(d),
-                        Err(e) => {
-                            tracing::warn!("docker answers but cannot be used: {e}");
-                            None
-                        }
-                    }
-                } else {
-                    None
-                }
-            }
-        };
-        if docker.is_none() {
-            tracing::warn!("local sandbox: tests run on this host without isolation");
-        }
+        let opened = crate::sandbox::choose::open(cfg.sandbox, &cfg.cache, &cfg.limits, None)
+            .map_err(|e| AuditError::DockerUnavailable(e.to_string()))?;
         Ok(Environments {
             cfg: cfg.clone(),
-            docker,
-            local: LocalSandbox::new(&cfg.cache, cfg.limits.clone()),
+            docker: opened.docker,
+            local: opened.local,
             prepared: HashMap::new(),
             prefer_repo_image: false,
         })
@@ -758,53 +737,48 @@ impl Environments {
         self.local.prepare(&repo).map_err(|e| e.to_string())
     }
 
-    /// The test runner for a task in a sandbox of `kind`.
-    pub fn runner(&self, task: &Task, kind: SandboxKind) -> Box<dyn TestRunner> {
-        match self.pytest(task) {
-            Some(p) => Box::new(p),
-            None => self.java_runner(kind),
-        }
-    }
-
-    /// pytest for a Python task, with the files of its listed tests and `test_patch`
-    /// (fresh processes); `None` for another language.
-    pub fn pytest(&self, task: &Task) -> Option<Pytest> {
-        match task.language {
-            Language::Python => {
-                let mut files: Vec<String> = Vec::new();
-                for t in listed_tests(task) {
-                    let file = t.split("::").next().unwrap_or(&t).to_string();
-                    if !files.contains(&file) {
-                        files.push(file);
-                    }
-                }
-                for f in leak::patch_files(&task.test_patch) {
-                    if !files.contains(&f) {
-                        files.push(f);
-                    }
-                }
-                let command = Some(task.metadata.environment.test_command.as_str())
-                    .filter(|c| !c.trim().is_empty());
-                Some(Pytest::new(
-                    command,
-                    files,
-                    task.metadata.environment.python_path.clone(),
-                ))
+    /// What a task's runner is made from: its record's test command and Python path, the
+    /// files of its listed tests and of `test_patch`.
+    pub fn runner_spec(&self, task: &Task, kind: SandboxKind) -> RunnerSpec {
+        let toolchain = task.toolchain().toolchain();
+        let mut files: Vec<String> = Vec::new();
+        for t in listed_tests(task) {
+            let file = toolchain
+                .test_file(&t, &[])
+                .unwrap_or_else(|| t.split("::").next().unwrap_or(&t).to_string());
+            if !files.contains(&file) {
+                files.push(file);
             }
-            Language::Java => None,
+        }
+        for f in leak::patch_files(&task.test_patch) {
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
+        let env = &task.metadata.environment;
+        RunnerSpec {
+            sandbox: kind,
+            cache: self.cfg.cache.clone(),
+            log_dir: None,
+            test_command: Some(env.test_command.clone()).filter(|c| !c.trim().is_empty()),
+            test_files: files,
+            source_roots: env.python_path.clone(),
+            known_tests: Vec::new(),
         }
     }
 
-    fn java_runner(&self, kind: SandboxKind) -> Box<dyn TestRunner> {
-        let mut m = Maven::new();
-        if kind == SandboxKind::Docker {
-            m.helpers = Some(image::JAVA_HELPERS_DIR.to_string());
-            m.settings = Some(image::JAVA_MAVEN_SETTINGS.to_string());
-            m.build_cache = Some(image::JAVA_BUILD_CACHE.to_string());
-        } else {
-            m.build_cache = Some(self.cfg.cache.join("java-builds").display().to_string());
-        }
-        Box::new(m)
+    /// The test runner for a task in a sandbox of `kind` (fresh processes), rebuilt from the
+    /// toolchain its record names.
+    pub fn runner(&self, task: &Task, kind: SandboxKind) -> Box<dyn TestRunner> {
+        task.toolchain()
+            .toolchain()
+            .runner(&self.runner_spec(task, kind))
+    }
+
+    /// pytest for a Python task (fresh processes); `None` for another toolchain.
+    pub fn pytest(&self, task: &Task, kind: SandboxKind) -> Option<Pytest> {
+        (task.toolchain() == ToolchainId::PythonPytest)
+            .then(|| PythonPytest::pytest(&self.runner_spec(task, kind)))
     }
 }
 
@@ -1156,6 +1130,7 @@ pub fn apply_buggy(worker: &mut dyn Worker, task: &Task) -> Result<(), Problem> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lang::Language;
     use crate::run::TestResult;
     use crate::task::{Difficulty, EnvironmentInfo, Evidence, Location, TaskMetadata};
 
@@ -1212,6 +1187,7 @@ mod tests {
                     install: None,
                     test_command: "python -m pytest".into(),
                     python_path: vec![".".into()],
+                    toolchain: None,
                 },
                 tool_version: "0.1.0".into(),
                 issue_style: "report".into(),

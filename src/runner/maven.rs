@@ -72,9 +72,7 @@ const ANALYSIS_FAILED: i32 = 97;
 
 /// Whether a run failed because the sources did not compile.
 pub fn is_compile_error(run: &Run) -> bool {
-    run.anomaly
-        .as_deref()
-        .is_some_and(|a| a.starts_with(COMPILE_ERROR_PREFIX))
+    run.is_build_error()
 }
 
 /// Maven + Surefire for one repository.

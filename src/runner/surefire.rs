@@ -8,7 +8,7 @@ use crate::run::TestResult;
 pub const REPORT_MARKER: &str = "<!-- swe-forge-report: ";
 
 /// Start of [`crate::run::Run::anomaly`] when the main or test sources did not compile.
-pub const COMPILE_ERROR_PREFIX: &str = "compile error:";
+pub const COMPILE_ERROR_PREFIX: &str = crate::run::BUILD_ERROR_PREFIX;
 
 /// At most this many compiler errors are quoted in an anomaly.
 const MAX_COMPILE_ERRORS: usize = 5;

@@ -6,6 +6,7 @@
 //! an environment hands out [`Worker`]s, each with its own clean copy of the repository that is
 //! reset between candidates.
 
+pub mod choose;
 pub mod docker;
 pub mod image;
 pub mod local;

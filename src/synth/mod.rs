@@ -26,6 +26,7 @@ pub const CROSSHAIR_SECONDS: u64 = 6;
 pub const SEARCH_SECONDS: u64 = 12;
 const TRACE_OUT: &str = "swe_forge_trace.json";
 const TRACE_TESTS: &str = "swe_forge_trace_tests.txt";
+const TRACE_TIMES: &str = "swe_forge_trace_times.txt";
 const CALLS_IN: &str = "swe_forge_calls.json";
 const REPLAY_OUT: &str = "swe_forge_replay.json";
 /// At most this many recorded calls are replayed per survivor.
@@ -101,6 +102,10 @@ pub struct Trace {
     pub dropped: usize,
     #[serde(default)]
     pub scenarios: Vec<Scenario>,
+    /// CPU seconds the tracer's processes spent (user + system, from bash's `times`), where
+    /// measured: what the tracer costs, whatever else the machine runs.
+    #[serde(default)]
+    pub cpu_s: Option<f64>,
 }
 
 /// What one call did (see replay.py).
@@ -525,11 +530,12 @@ pub fn trace(
         None => (String::new(), String::new()),
     };
     let script = format!(
-        "{}{selection}export SWE_FORGE_TRACE_FILES={} SWE_FORGE_TRACE_OUT={}\n{} -p swe_forge_trace -p no:cacheprovider --rootdir=. -q --no-header{args} >/dev/null 2>&1\ntest -s \"$SWE_FORGE_TRACE_OUT\"\n",
+        "{}{selection}export SWE_FORGE_TRACE_FILES={} SWE_FORGE_TRACE_OUT={}\n{} -p swe_forge_trace -p no:cacheprovider --rootdir=. -q --no-header{args} >/dev/null 2>&1\ntimes > {}\ntest -s \"$SWE_FORGE_TRACE_OUT\"\n",
         python_path(setup, &scratch),
         shell_quote(&files),
         shell_quote(&format!("{scratch}/{TRACE_OUT}")),
         setup.pytest,
+        shell_quote(&format!("{scratch}/{TRACE_TIMES}")),
     );
     let out = worker.exec(&script, timeout)?;
     worker.reset()?;
@@ -548,7 +554,14 @@ pub fn trace(
                 .unwrap_or("")
         ))
     })?;
-    serde_json::from_slice(&bytes).map_err(|e| SynthError::Helper(format!("trace.json: {e}")))
+    let mut trace: Trace = serde_json::from_slice(&bytes)
+        .map_err(|e| SynthError::Helper(format!("trace.json: {e}")))?;
+    trace.cpu_s = worker
+        .read_scratch(TRACE_TIMES)
+        .ok()
+        .flatten()
+        .and_then(|b| crate::runner::parse_bash_times(&String::from_utf8_lossy(&b)));
+    Ok(trace)
 }
 
 impl Trace {
@@ -583,6 +596,10 @@ impl Trace {
             }
         }
         self.dropped += other.dropped;
+        self.cpu_s = match (self.cpu_s, other.cpu_s) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
         let scenario_key = |s: &Scenario| {
             serde_json::to_string(&(&s.file, &s.cls, &s.ctor_args, &s.steps)).unwrap_or_default()
         };
@@ -2024,6 +2041,7 @@ print('ok')
             ],
             dropped: 0,
             scenarios: vec![],
+            cpu_s: None,
         };
         let (reaching, calls) = reaching_calls(&trace, &cand("_helper"), 2);
         assert_eq!(reaching, 3);

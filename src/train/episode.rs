@@ -775,6 +775,7 @@ pub(crate) mod tests {
                     install: None,
                     test_command: "python -m pytest".into(),
                     python_path: vec![".".into()],
+                    toolchain: None,
                 },
                 tool_version: "0.1.0".into(),
                 issue_style: "report".into(),

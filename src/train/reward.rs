@@ -480,7 +480,7 @@ impl RewardEnv {
         let budget = run_budget(task);
         let digest = task_digest(task);
         let candidate = (self.cfg.runner == RunnerMode::Resident)
-            .then(|| self.envs.pytest(task))
+            .then(|| self.envs.pytest(task, kind))
             .flatten()
             .filter(|_| !self.residents.contains_key(&digest));
         let pool = self.pool(task, &env, jobs.len())?;
