@@ -18,6 +18,7 @@ pub mod leak;
 pub mod lock;
 pub mod mutator;
 pub mod pipeline;
+pub mod replay;
 pub mod repo;
 pub mod report;
 pub mod run;

@@ -77,6 +77,17 @@ pub struct DroppedTestIds {
 }
 
 impl Task {
+    /// The tests a check runs: FAIL_TO_PASS, then PASS_TO_PASS, without repeats.
+    pub fn listed_tests(&self) -> Vec<String> {
+        let mut seen = std::collections::BTreeSet::new();
+        self.fail_to_pass
+            .iter()
+            .chain(&self.pass_to_pass)
+            .filter(|t| seen.insert(t.as_str()))
+            .cloned()
+            .collect()
+    }
+
     /// The toolchain that builds and tests the task's repository.
     pub fn toolchain(&self) -> crate::toolchain::ToolchainId {
         self.metadata

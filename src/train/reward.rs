@@ -14,7 +14,7 @@
 //! a checkout of the seed imported afresh from `metadata.environment.source` at
 //! `base_commit` (the default), or a container from the task's `image_name` with Docker.
 
-use crate::audit::{self, AuditConfig, AuditError, Environments};
+use crate::audit::{self, AuditError, Environments};
 use crate::runner::pytest::Pytest;
 use crate::runner::resident::RunnerMode;
 use crate::runner::{RunBudget, TestRunner};
@@ -215,16 +215,8 @@ impl RewardEnv {
         db.pragma_update(None, "journal_mode", "WAL")
             .map_err(db_err)?;
         db.execute_batch(SCHEMA).map_err(db_err)?;
-        let audit_cfg = AuditConfig {
-            tasks: PathBuf::new(),
-            sample: None,
-            seed: 0,
-            sandbox: cfg.sandbox,
-            cache: cfg.cache.clone(),
-            limits: cfg.limits.clone(),
-            progress: false,
-        };
-        let mut envs = Environments::new(&audit_cfg)?;
+        let mut envs = Environments::open(cfg.sandbox, &cfg.cache, &cfg.limits, Path::new(""))
+            .map_err(|e| AuditError::DockerUnavailable(e.to_string()))?;
         // One container pool per seed: the repository image, entered with the start patch.
         envs.prefer_repo_image = true;
         Ok(RewardEnv {

@@ -1,0 +1,221 @@
+//! Task replay: a task's environment and runner rebuilt from its record alone (the image it
+//! names, or its seed imported afresh at its clean commit), and its start state rebuilt. Audit
+//! judges what runs here; training grades policies' patches here.
+
+use crate::leak;
+use crate::repo::{self, Repo};
+use crate::runner::pytest::Pytest;
+use crate::runner::TestRunner;
+use crate::sandbox::choose::DockerUnavailable;
+use crate::sandbox::docker::DockerSandbox;
+use crate::sandbox::local::LocalSandbox;
+use crate::sandbox::{Environment, Limits, Sandbox, SandboxChoice, SandboxKind};
+use crate::seed::{Seed, Source};
+use crate::task::Task;
+use crate::toolchain::python_pytest::PythonPytest;
+use crate::toolchain::{RunnerSpec, ToolchainId};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A prepared environment and its sandbox kind, or why none could be made.
+pub type Prepared = Result<(Arc<dyn Environment>, SandboxKind), String>;
+
+/// Prepared environments, one per image or per (seed, commit, install, python path).
+pub struct Environments {
+    cache: PathBuf,
+    tasks_file: PathBuf,
+    docker: Option<DockerSandbox>,
+    local: LocalSandbox,
+    prepared: HashMap<String, Prepared>,
+    /// Use the repository image (`metadata.start_state.repo_image`, where the start state is
+    /// entered with the start patch) rather than each task's own image: one container pool
+    /// per seed, for training's many gradings. The audit uses the task images.
+    pub prefer_repo_image: bool,
+}
+
+impl Environments {
+    /// The sandboxes `choice` asks for, with `cache` (mirrors, checkouts, virtualenvs: the
+    /// one `run` uses) and `limits`. `tasks_file`: where the records come from (a record's
+    /// relative source is relative to it).
+    pub fn open(
+        choice: SandboxChoice,
+        cache: &Path,
+        limits: &Limits,
+        tasks_file: &Path,
+    ) -> Result<Environments, DockerUnavailable> {
+        let opened = crate::sandbox::choose::open(choice, cache, limits, None)?;
+        Ok(Environments {
+            cache: cache.to_path_buf(),
+            tasks_file: tasks_file.to_path_buf(),
+            docker: opened.docker,
+            local: opened.local,
+            prepared: HashMap::new(),
+            prefer_repo_image: false,
+        })
+    }
+
+    /// The environment for a task and the sandbox kind (cached per image or checkout).
+    pub fn for_task(&mut self, task: &Task) -> Prepared {
+        let repo_image = task
+            .metadata
+            .start_state
+            .as_ref()
+            .and_then(|s| s.repo_image.as_deref())
+            .filter(|_| self.prefer_repo_image);
+        let image = repo_image
+            .or(task.image_name.as_deref())
+            .filter(|_| self.docker.is_some());
+        let env = &task.metadata.environment;
+        let key = match image {
+            Some(tag) => format!("image {tag}"),
+            None => format!(
+                "local {}\0{}\0{}\0{:?}\0{}",
+                task.seed_name(),
+                env.source,
+                task.clean_commit(),
+                env.install,
+                env.python_path.join(":")
+            ),
+        };
+        if let Some(found) = self.prepared.get(&key) {
+            return found.clone();
+        }
+        let made = match (image, &self.docker) {
+            (Some(tag), Some(docker)) => docker
+                .environment_for_image(tag, task.seed_name())
+                .map(|e| (e, SandboxKind::Docker))
+                .map_err(|e| {
+                    format!("{e} (`--sandbox local` audits from the seed's source instead)")
+                }),
+            _ => self.local_env(task).map(|e| (e, SandboxKind::Local)),
+        };
+        self.prepared.insert(key, made.clone());
+        made
+    }
+
+    /// Import the seed afresh at `base_commit` and prepare the local sandbox on it.
+    fn local_env(&self, task: &Task) -> Result<Arc<dyn Environment>, String> {
+        let repo = import_at_base(task, &self.cache, &self.tasks_file)?;
+        self.local.prepare(&repo).map_err(|e| e.to_string())
+    }
+
+    /// What a task's runner is made from: its record's test command and Python path, the
+    /// files of its listed tests and of `test_patch`.
+    pub fn runner_spec(&self, task: &Task, kind: SandboxKind) -> RunnerSpec {
+        let toolchain = task.toolchain().toolchain();
+        let mut files: Vec<String> = Vec::new();
+        for t in task.listed_tests() {
+            let file = toolchain
+                .test_file(&t, &[])
+                .unwrap_or_else(|| t.split("::").next().unwrap_or(&t).to_string());
+            if !files.contains(&file) {
+                files.push(file);
+            }
+        }
+        for f in leak::patch_files(&task.test_patch) {
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
+        let env = &task.metadata.environment;
+        RunnerSpec {
+            sandbox: kind,
+            cache: self.cache.clone(),
+            log_dir: None,
+            test_command: Some(env.test_command.clone()).filter(|c| !c.trim().is_empty()),
+            test_files: files,
+            source_roots: env.python_path.clone(),
+            known_tests: Vec::new(),
+        }
+    }
+
+    /// The test runner for a task in a sandbox of `kind` (fresh processes), rebuilt from the
+    /// toolchain its record names.
+    pub fn runner(&self, task: &Task, kind: SandboxKind) -> Box<dyn TestRunner> {
+        task.toolchain()
+            .toolchain()
+            .runner(&self.runner_spec(task, kind))
+    }
+
+    /// pytest for a Python task (fresh processes); `None` for another toolchain.
+    pub fn pytest(&self, task: &Task, kind: SandboxKind) -> Option<Pytest> {
+        (task.toolchain() == ToolchainId::PythonPytest)
+            .then(|| PythonPytest::pytest(&self.runner_spec(task, kind)))
+    }
+}
+
+/// A seed made from the record (`repo`, `metadata.environment`, `base_commit`), imported with
+/// the library's import code, with the record's install command and Python path.
+fn seed_name(task: &Task) -> String {
+    task.seed_name().to_string()
+}
+
+/// Import the seed of a record at its clean commit (with the record's install command and
+/// Python path).
+pub fn import_for_record(task: &Task, cache: &Path, tasks_file: &Path) -> Result<Repo, String> {
+    import_at_base(task, cache, tasks_file)
+}
+
+fn import_at_base(task: &Task, cache: &Path, tasks_file: &Path) -> Result<Repo, String> {
+    let env = &task.metadata.environment;
+    let mut seed = Seed {
+        name: seed_name(task),
+        source: env.source.clone(),
+        revision: None,
+        repo: None,
+        language: task.language,
+        install: env.install.clone(),
+        test: None,
+        include: Vec::new(),
+        exclude: Vec::new(),
+    };
+    // A directory or an sdist has no revisions: its import commits what is there now, and
+    // the commit check below tells whether that is still `base_commit`.
+    let base_dir = crate::seed::record_base_dir(&env.source, tasks_file, cache);
+    let source = seed
+        .resolve_source(&base_dir)
+        .map_err(|e| format!("import: {e}"))?;
+    if matches!(source, Source::GitUrl(_) | Source::LocalGit(_)) {
+        seed.revision = Some(task.clean_commit().to_string());
+    }
+    let lock =
+        crate::lock::FileLock::exclusive(&cache.join("locks").join(format!("{}.lock", seed.name)))
+            .map_err(|e| format!("locking the seed's cache entries: {e}"))?;
+    let imported = repo::import(&seed, &base_dir, cache);
+    drop(lock);
+    let mut repo = imported.map_err(|e| format!("import: {e}"))?;
+    if repo.commit != task.clean_commit() {
+        return Err(format!(
+            "importing {} gives commit {}, not the task's clean commit {} (the source changed)",
+            env.source,
+            repo.commit,
+            task.clean_commit()
+        ));
+    }
+    repo.profile.install_command = env.install.clone();
+    repo.profile.python_path = env.python_path.clone();
+    Ok(repo)
+}
+
+/// The start state of a record, rebuilt in the imported seed's mirror.
+pub fn rebuild_start_state(
+    task: &Task,
+    info: &crate::start_state::StartStateInfo,
+    repo: &Repo,
+) -> Result<String, String> {
+    let mirror = git2::Repository::open_bare(&repo.mirror)
+        .or_else(|_| git2::Repository::open(&repo.mirror))
+        .map_err(|e| format!("opening the mirror: {}", e.message()))?;
+    // Only the restoring sections of test_patch belong to the start state.
+    let st = crate::start_state::build(
+        &mirror,
+        &info.clean_commit,
+        &task.bug_patch,
+        &info.removed_files,
+        info.hidden_tests,
+        "",
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(st.commit.to_string())
+}
