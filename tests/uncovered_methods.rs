@@ -5,7 +5,10 @@
 //! signature, the literals and the values the tests passed to the module's other functions,
 //! and the three bugs become tasks; so does one in a class no test makes (`Tally`), called on
 //! an object made without arguments; and one in a function whose only recorded call passes a
-//! path of the machine (`stem(__file__)`), which no synthesized test may carry. A search that
+//! path of the machine (`stem(__file__)`), which no synthesized test may carry; and one in a
+//! function of an exception class and an instance (`describe_error(etype, value)`), reached
+//! only by a `SyntaxError` with its location, which the search draws from the classes the
+//! function's code names. A search that
 //! finds nothing where no call reaches the function (`digest_label`'s unreachable branch)
 //! leaves the verdict `not-covered`: no evidence of equivalence.
 
@@ -25,11 +28,13 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
         pick_candidate(&all, "stem", "name.rindex(\".\") - 1"),
         // A branch no input a search tries can take: nothing reaches it, nothing is found.
         pick_candidate(&all, "digest_label", "        return None"),
+        // Takes an exception class and an instance: only a SyntaxError reaches the bug.
+        pick_candidate(&all, "describe_error", "if value.text is None:"),
     ];
     let (_, dir) = verify_on_fixture("uncovered_methods", &cands, &[]);
     let out_dir = dir.path().join("out");
     let decided = jsonl(&out_dir.join("candidates.jsonl"));
-    assert_eq!(decided.len(), 6, "{decided:?}");
+    assert_eq!(decided.len(), 7, "{decided:?}");
     for c in decided.iter().filter(|c| c["function"] != "digest_label") {
         assert_eq!(c["status"], "accepted", "{c}");
     }
@@ -71,6 +76,12 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
             "{record}"
         );
     }
+    // The exception classes the function names are tried, a class with an instance of it.
+    let described = patch_of("describe_error");
+    assert!(
+        described.contains("describe_error(SyntaxError, SyntaxError("),
+        "{described}"
+    );
     let tally = patch_of("Tally.most_common");
     assert!(tally.contains("Tally().most_common()"), "{tally}");
     // `repr()` checks what `__repr__` returns: the text says what a user sees.

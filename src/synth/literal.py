@@ -108,6 +108,8 @@ def to_source(value, imports, repo_modules, depth=0):
         return "frozenset({" + ", ".join(items) + "})" if items else "frozenset()"
     if t in _NAMED_TYPES or isinstance(value, type):
         return _named(value, imports, repo_modules)
+    if isinstance(value, BaseException) and t.__module__ == "builtins":
+        return _builtin_exception(value, t, imports, repo_modules, depth)
     module = getattr(t, "__module__", "")
     if module in repo_modules and "." not in t.__qualname__:
         try:
@@ -120,6 +122,28 @@ def to_source(value, imports, repo_modules, depth=0):
             imports.add("from %s import %s" % (module, t.__name__))
             return t.__name__ + made[2]
     raise Refused("unsupported type %s" % t.__name__)
+
+
+def _builtin_exception(value, t, imports, repo_modules, depth):
+    """`SyntaxError('msg', ('m.py', 1, 4, 'x = (1,'))`: a builtin exception made again from
+    its arguments, when that gives the same arguments and attributes (no traceback, cause or
+    notes is carried)."""
+    if value.__traceback__ is not None or value.__cause__ is not None or \
+            getattr(value, "__notes__", None):
+        raise Refused("an exception that was raised")
+    text = "%s(%s)" % (t.__name__, ", ".join(
+        to_source(a, imports, repo_modules, depth + 1) for a in value.args))
+    try:
+        again = eval(text, {})
+    except Exception:
+        raise Refused("%s does not evaluate" % t.__name__)
+    same = type(again) is t and again.args == value.args
+    if same and isinstance(value, SyntaxError):
+        same = all(getattr(again, a) == getattr(value, a)
+                   for a in ("msg", "filename", "lineno", "offset", "text"))
+    if not same:
+        raise Refused("%s is not made again from its arguments" % t.__name__)
+    return text
 
 
 _NAMED_TYPES = (_types.FunctionType, _types.BuiltinFunctionType)

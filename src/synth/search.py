@@ -211,9 +211,56 @@ def _copied(value):
         return value
 
 
-def _untyped(consts, neighbours=()):
-    """Values for a parameter without a hint: the function's literals, scalars, and the values
-    the tests passed to its neighbours (copied, as a call may change them)."""
+def _exception_classes(fn):
+    """The builtin exception classes `fn`'s code names (`issubclass(etype, SyntaxError)`), at
+    most 6: a function that takes exceptions is tried on them and on instances of them."""
+    import builtins
+
+    if isinstance(fn, type):
+        fn = getattr(fn, "__init__", None)
+    code = getattr(fn, "__code__", None)
+    stack = [code] if code else []
+    found = set()
+    while stack:
+        c = stack.pop()
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        for name in c.co_names:
+            v = getattr(builtins, name, None)
+            if isinstance(v, type) and issubclass(v, BaseException):
+                found.add(v)
+    return sorted(found, key=lambda c: c.__name__)[:6]
+
+
+def _exception_instances(classes, consts):
+    """Instances of exception classes: messages from the function's string literals; a
+    SyntaxError also gets a location and the text of a line (what tracebacks print)."""
+    texts = [k for k in consts if type(k) is str and len(k) <= 20]
+    message = st.one_of(st.sampled_from(texts), st.text("abc xy", max_size=6)) if texts else \
+        st.text("abc xy", max_size=6)
+    line = st.one_of(st.sampled_from(["x = (1,\n", "print 1\n", "\tif x\n", "a b"]), st.none())
+
+    def syntax_error(cls):
+        return st.builds(lambda m, f, n, o, t: cls(m, (f, n, o, t)), message,
+                         st.sampled_from(["<string>", "m.py"]), st.integers(1, 3),
+                         st.one_of(st.integers(0, 6), st.none()), line)
+
+    return st.one_of(*[syntax_error(c) if issubclass(c, SyntaxError) else st.builds(c, message)
+                       for c in classes])
+
+
+_TYPE_PARAM = re.compile(r"(^|_)(e?type|typ|cls|klass|class)(_|$)|^e?type|^exc_?type")
+
+
+def _wants_class(name):
+    """Whether a parameter's name says it takes a class (`etype`, `exc_type`, `cls`)."""
+    return bool(_TYPE_PARAM.search(name or ""))
+
+
+def _untyped(consts, neighbours=(), fn=None, name=None):
+    """Values for a parameter without a hint: the function's literals, scalars, the values
+    the tests passed to its neighbours (copied, as a call may change them), and, first, the
+    builtin exceptions its code names: the classes for a parameter whose name says it takes a
+    class (`etype`), else instances."""
     untyped = _scalar(consts)
     if neighbours:
         pool = list(neighbours)
@@ -222,6 +269,15 @@ def _untyped(consts, neighbours=()):
             st.one_of(*[strategy_for(v, consts) for v in pool[:12]]),
             untyped,
         )
+    classes = _exception_classes(fn) if fn is not None else []
+    if classes:
+        # Mapped, so that Hypothesis does not flatten the other values' alternatives beside
+        # the exceptions (which would then come up once in a dozen draws).
+        rest = untyped.map(lambda v: v)
+        if _wants_class(name):
+            untyped = st.one_of(st.sampled_from(classes), rest)
+        else:
+            untyped = st.one_of(_exception_instances(classes, consts), rest)
     return untyped
 
 
@@ -251,8 +307,10 @@ def from_signature(fn, consts, neighbours=()):
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
-    untyped = _untyped(consts, neighbours)
+    untyped = _untyped(consts, neighbours, fn)
+    classes = _exception_classes(fn)
     parts = []
+    names = []  # the required parameters' names (None: a hinted one)
     hints = {int: st.integers(-100, 100), float: st.floats(-1000, 1000, allow_nan=False),
              str: st.text(max_size=10), bool: st.booleans(),
              decimal.Decimal: st.decimals(-1000, 1000, places=2, allow_nan=False, allow_infinity=False)}
@@ -265,14 +323,26 @@ def from_signature(fn, consts, neighbours=()):
             continue
         if p.default is not p.empty:
             break
+        names.append(p.name if p.annotation not in hints else None)
         if p.annotation in hints:
             parts.append(hints[p.annotation])
+        elif classes:
+            parts.append(_untyped(consts, neighbours, fn, p.name))
         else:
             parts.append(untyped)
     if star:
         # `*args` (a mixin's `__new__(cls, *args, **kw)`): none, one or two more values.
         return st.tuples(st.tuples(*parts), st.lists(untyped, max_size=2)).map(
             lambda t: t[0] + tuple(t[1]))
+    if classes and names and None not in names and any(_wants_class(n) for n in names):
+        # `format_exception_only(etype, value)`: a class and an instance of that class, drawn
+        # together (independent draws rarely agree); the other values beside them.
+        def agreeing(cls):
+            return st.tuples(*[st.just(cls) if _wants_class(n)
+                               else _exception_instances([cls], consts) for n in names])
+
+        return st.one_of(st.sampled_from(classes).flatmap(agreeing),
+                         st.tuples(*parts).map(lambda t: t))
     return st.tuples(*parts)
 
 
@@ -476,7 +546,7 @@ def main():
             continue
         if tpl.get("args") is None:
             optional_kw = set(kw_names)
-            untyped = _untyped(consts, neighbours)
+            untyped = _untyped(consts, neighbours, fn_c)
             kwargs = {k: None for k in kw_names}
         kw_strategy = st.tuples(*[
             st.one_of(st.just(_OMIT), untyped) if tpl.get("args") is None else
