@@ -1,5 +1,5 @@
 # Run once as root in a fresh worker container whose root file system is FUSE
-# (Docker's fuse-overlayfs storage driver), before the agent starts; src/sandbox/docker.rs
+# (Docker's fuse-overlayfs storage driver), before the agent starts; src/sandbox/docker/container.rs
 # ships it (`bash -c`) when the daemon's storage driver is fuse-overlayfs.
 #
 # Why: on such a root, every path lookup that starts at "/" costs a round trip to the FUSE
