@@ -168,7 +168,7 @@ fn innermost_call(observed: &str) -> Option<(String, String)> {
                 && !call.starts_with('<'))
             .then(|| (call.to_string(), value.to_string()))
         })
-        .last()
+        .next_back()
 }
 
 /// A failed doctest as pytest reports it: the numbered docstring lines up to the failing

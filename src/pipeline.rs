@@ -431,16 +431,15 @@ fn run_seed(
 
     // The resident runner, where it gives the fresh baseline's per-test outcomes.
     let t = Instant::now();
-    let qualify =
-        |q: &dyn Fn(&mut dyn crate::sandbox::Worker) -> Result<Box<dyn TestRunner>, String>| {
-            let pb = spinner(cfg.progress, format!("{}: resident runner", seed.name));
-            let qualified = env
-                .worker(0)
-                .map_err(|e| e.to_string())
-                .and_then(|mut w| q(w.as_mut()));
-            pb.finish_and_clear();
-            qualified
-        };
+    let qualify = |q: &Qualify<'_>| {
+        let pb = spinner(cfg.progress, format!("{}: resident runner", seed.name));
+        let qualified = env
+            .worker(0)
+            .map_err(|e| e.to_string())
+            .and_then(|mut w| q(w.as_mut()));
+        pb.finish_and_clear();
+        qualified
+    };
     spec.known_tests = baseline_ids(&baseline);
     let qualified = match cfg.runner {
         RunnerMode::Resident => Some(qualify(&|w| {
@@ -619,6 +618,10 @@ fn run_seed(
     };
     finish(s, "done", detail)
 }
+
+/// Qualifies a resident runner on a worker, or says why it cannot be used.
+type Qualify<'q> =
+    dyn Fn(&mut dyn crate::sandbox::Worker) -> Result<Box<dyn TestRunner>, String> + 'q;
 
 struct SeedContext<'a> {
     repo: &'a Repo,

@@ -423,7 +423,7 @@ fn conftest_failure(stdout: &[u8], stderr: &[u8], root: &str) -> Option<(String,
     let error = rest
         .lines()
         .filter_map(|l| l.strip_prefix("E "))
-        .last()
+        .next_back()
         .map(|e| e.trim().to_string())
         .unwrap_or_else(|| "the conftest raised while loading".to_string());
     Some((rel, error))
