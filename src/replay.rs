@@ -55,29 +55,42 @@ impl Environments {
         })
     }
 
-    /// The environment for a task and the sandbox kind (cached per image or checkout).
-    pub fn for_task(&mut self, task: &Task) -> Prepared {
+    /// What identifies a task's environment here: its image, or its seed's source, clean
+    /// commit, install command and Python path in the local sandbox.
+    pub fn key_for(&self, task: &Task) -> String {
+        match self.image_for(task) {
+            Some(tag) => format!("image {tag}"),
+            None => {
+                let env = &task.metadata.environment;
+                format!(
+                    "local {}\0{}\0{}\0{:?}\0{}",
+                    task.seed_name(),
+                    env.source,
+                    task.clean_commit(),
+                    env.install,
+                    env.python_path.join(":")
+                )
+            }
+        }
+    }
+
+    /// The image a task's environment comes from, where Docker is used.
+    fn image_for<'t>(&self, task: &'t Task) -> Option<&'t str> {
         let repo_image = task
             .metadata
             .start_state
             .as_ref()
             .and_then(|s| s.repo_image.as_deref())
             .filter(|_| self.prefer_repo_image);
-        let image = repo_image
+        repo_image
             .or(task.image_name.as_deref())
-            .filter(|_| self.docker.is_some());
-        let env = &task.metadata.environment;
-        let key = match image {
-            Some(tag) => format!("image {tag}"),
-            None => format!(
-                "local {}\0{}\0{}\0{:?}\0{}",
-                task.seed_name(),
-                env.source,
-                task.clean_commit(),
-                env.install,
-                env.python_path.join(":")
-            ),
-        };
+            .filter(|_| self.docker.is_some())
+    }
+
+    /// The environment for a task and the sandbox kind (cached per image or checkout).
+    pub fn for_task(&mut self, task: &Task) -> Prepared {
+        let image = self.image_for(task);
+        let key = self.key_for(task);
         if let Some(found) = self.prepared.get(&key) {
             return found.clone();
         }
@@ -126,7 +139,9 @@ impl Environments {
             test_command: Some(env.test_command.clone()).filter(|c| !c.trim().is_empty()),
             test_files: files,
             source_roots: env.python_path.clone(),
-            known_tests: Vec::new(),
+            // The listed tests are (nearly) the stable suite: a long selection then names
+            // the files most of whose tests it asks for rather than every id.
+            known_tests: task.listed_tests(),
         }
     }
 

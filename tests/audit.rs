@@ -85,6 +85,53 @@ fn assert_all_ok(dir: &Path, tasks: &Path, sandbox: &str) -> Vec<Value> {
     records
 }
 
+/// Tasks whose fixed tree (after the gold patch and `test_patch`) and listed tests are the
+/// same share the fixed check: the audit runs it once, and each later such task names the
+/// task whose run it used. `--recheck-identical` runs every one, with the same verdicts.
+fn assert_fixed_runs_reused(dir: &Path, tasks: &Path, records: &[Value]) {
+    let (_, lines) = audit(dir, tasks, "local", &[]);
+    let checked = task_lines(&lines);
+    assert_eq!(checked.len(), records.len());
+    let mut first_of: std::collections::HashMap<String, String> = Default::default();
+    let mut reuses = 0;
+    for (r, a) in records.iter().zip(&checked) {
+        assert_eq!(a["instance_id"], r["instance_id"]);
+        assert_eq!(a["verdict"], "ok", "{a}");
+        let tree = a["fixed_tree"].as_str().expect("the fixed tree is reported");
+        assert_eq!(tree.len(), 40, "{a}");
+        let mut listed: Vec<&str> = r["FAIL_TO_PASS"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(r["PASS_TO_PASS"].as_array().unwrap())
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        listed.sort_unstable();
+        listed.dedup();
+        let key = format!("{tree} {listed:?}");
+        match first_of.get(&key) {
+            None => {
+                assert!(a.get("fixed_run_of").is_none(), "{a}");
+                first_of.insert(key, r["instance_id"].as_str().unwrap().to_string());
+            }
+            Some(first) => {
+                assert_eq!(a["fixed_run_of"].as_str(), Some(first.as_str()), "{a}");
+                reuses += 1;
+            }
+        }
+    }
+    // Hidden test files come back with test_patch: the fixed tree is the clean commit's for
+    // every task without a synthesized test, so the fixture's tasks share it.
+    assert!(reuses > 0, "no two tasks share their fixed run: {lines:?}");
+
+    let (out, again) = audit(dir, tasks, "local", &["--recheck-identical"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for t in task_lines(&again) {
+        assert!(t.get("fixed_run_of").is_none(), "{t}");
+        assert_eq!(t["verdict"], "ok", "{t}");
+    }
+}
+
 /// Write one corrupted copy of `task` and check that the audit calls it invalid for `reason`.
 fn assert_caught(dir: &Path, name: &str, task: &Value, sandbox: &str, reason: &str) {
     let path = dir.join(format!("{name}.jsonl"));
@@ -151,6 +198,7 @@ fn audit_local_accepts_run_tasks_and_catches_corruptions() {
     let dir = tempfile::tempdir().unwrap();
     let tasks = make_tasks(dir.path(), "local", "6");
     let records = assert_all_ok(dir.path(), &tasks, "local");
+    assert_fixed_runs_reused(dir.path(), &tasks, &records);
 
     // A sample: as many tasks as asked, the same ones for the same seed; the report file.
     let report = dir.path().join("report.json");

@@ -57,6 +57,9 @@ pub struct AuditConfig {
     pub cache: PathBuf,
     pub limits: Limits,
     pub progress: bool,
+    /// Run the fixed check of every task, even when an earlier task of this audit ran the
+    /// same tests on a byte-identical tree in the same environment (`--recheck-identical`).
+    pub recheck_identical: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -188,7 +191,29 @@ pub struct TaskAudit {
     pub problems: Vec<Problem>,
     /// `docker` or `local`; `None` when no test ran.
     pub sandbox: Option<String>,
+    /// The id of the tree the fixed check ran on (after the gold patch and `test_patch`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed_tree: Option<String>,
+    /// The earlier task whose fixed-code run is this task's fixed check: the same
+    /// environment, the same listed tests, the same `fixed_tree` ([`FixedRuns`]). `None` when
+    /// the check ran for this task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed_run_of: Option<String>,
     pub seconds: f64,
+}
+
+/// The fixed-code runs of one audit, by what decides their outcome: the environment, the
+/// runner's record fields, the worktree's tree id after the gold patch and `test_patch`, and
+/// the listed tests. Tasks of one seed without a synthesized test share their fixed tree (the
+/// clean commit's) and their listed tests (the stable suite), so the audit runs that check
+/// once per seed instead of once per task, as the pipeline reuses the baseline's runs for it.
+/// The buggy check differs per task and always runs.
+#[derive(Default)]
+pub struct FixedRuns {
+    runs: HashMap<String, (String, Run)>,
+    /// Set by [`check_task_in`]: the fixed tree of the task it checked, and the task whose run
+    /// it used.
+    last: Option<(String, Option<String>)>,
 }
 
 impl TaskAudit {
@@ -206,6 +231,8 @@ impl TaskAudit {
             detail: first.map(|p| p.detail.clone()).unwrap_or_default(),
             problems,
             sandbox: None,
+            fixed_tree: None,
+            fixed_run_of: None,
             seconds: 0.0,
         }
     }
@@ -341,6 +368,7 @@ pub fn audit(
         .map_err(|e| AuditError::DockerUnavailable(e.to_string()))?;
     let pb = progress_bar(cfg.progress, chosen.len());
     let mut out = Vec::with_capacity(chosen.len());
+    let mut fixed_runs = (!cfg.recheck_identical).then(FixedRuns::default);
     for (ordinal, &i) in chosen.iter().enumerate() {
         let r = &records[i];
         pb.set_message(r.key.clone());
@@ -366,16 +394,23 @@ pub fn audit(
                     ));
                 }
                 let mut sandbox = None;
+                let mut fixed = None;
                 if problems.is_empty() {
-                    let (kind, found) = check_in_sandbox(&mut envs, task, ordinal + 1);
+                    let (kind, found) =
+                        check_in_sandbox(&mut envs, task, ordinal + 1, fixed_runs.as_mut());
                     sandbox = kind;
                     problems.extend(found);
+                    fixed = fixed_runs.as_mut().and_then(|m| m.last.take());
                 }
                 if let Some(l) = leak::find_leak(task) {
                     problems.push(Problem::new(Invalid::IssueLeak, l.to_string()));
                 }
                 let mut a = TaskAudit::new(task.instance_id.clone(), r.line, problems);
                 a.sandbox = sandbox;
+                if let Some((tree, of)) = fixed {
+                    a.fixed_tree = Some(tree);
+                    a.fixed_run_of = of;
+                }
                 a
             }
         };
@@ -657,6 +692,7 @@ fn check_in_sandbox(
     envs: &mut Environments,
     task: &Task,
     index: usize,
+    memo: Option<&mut FixedRuns>,
 ) -> (Option<String>, Vec<Problem>) {
     let (env, kind) = match envs.for_task(task) {
         Ok(e) => e,
@@ -667,7 +703,8 @@ fn check_in_sandbox(
         Ok(mut worker) => {
             // A container of the task's own image is the agent's start environment.
             let start_env = kind == SandboxKind::Docker && !envs.prefer_repo_image;
-            check_task_in(worker.as_mut(), runner.as_ref(), task, start_env)
+            let memo = memo.map(|m| (m, envs.key_for(task)));
+            check_task_in(worker.as_mut(), runner.as_ref(), task, start_env, memo)
         }
         Err(e) => vec![Problem::new(Invalid::Environment, format!("worker: {e}"))],
     };
@@ -676,16 +713,18 @@ fn check_in_sandbox(
 
 /// The runtime checks on one worker (not a task's start environment: no safety checks).
 pub fn check_task(worker: &mut dyn Worker, runner: &dyn TestRunner, task: &Task) -> Vec<Problem> {
-    check_task_in(worker, runner, task, false)
+    check_task_in(worker, runner, task, false, None)
 }
 
 /// The runtime checks on one worker; `start_env`: the worker is a container of the task's own
-/// image, whose tree must be the start state, and the safety checks run there.
+/// image, whose tree must be the start state, and the safety checks run there. `memo`: the
+/// audit's fixed-code runs and the key of this worker's environment ([`FixedRuns`]).
 pub fn check_task_in(
     worker: &mut dyn Worker,
     runner: &dyn TestRunner,
     task: &Task,
     start_env: bool,
+    memo: Option<(&mut FixedRuns, String)>,
 ) -> Vec<Problem> {
     let env_problem = |what: &str, e: &dyn fmt::Display| {
         vec![Problem::new(Invalid::Environment, format!("{what}: {e}"))]
@@ -764,11 +803,68 @@ pub fn check_task_in(
         problems.push(p);
         return problems;
     }
+    // The same experiment another task of this audit ran: its run is this check's evidence.
+    let key = match memo {
+        Some((runs, env)) => match worktree_tree(worker) {
+            Some(tree) => {
+                let key = fixed_run_key(&env, task, &tree, &tests);
+                if let Some((of, run)) = runs.runs.get(&key) {
+                    runs.last = Some((tree, Some(of.clone())));
+                    problems.extend(judge_fixed(run, task));
+                    return problems;
+                }
+                runs.last = Some((tree.clone(), None));
+                Some((runs, key))
+            }
+            None => None,
+        },
+        None => None,
+    };
     match runner.run(worker, "audit-fixed", Some(&tests), budget) {
-        Ok(run) => problems.extend(judge_fixed(&run, task)),
+        Ok(run) => {
+            problems.extend(judge_fixed(&run, task));
+            // Only a run that ended normally stands for another task's check.
+            if let Some((runs, key)) = key {
+                if run.end == RunEnd::Exited {
+                    runs.runs.insert(key, (task.instance_id.clone(), run));
+                }
+            }
+        }
         Err(e) => problems.extend(env_problem("running the tests with the gold fix", &e)),
     }
     problems
+}
+
+/// The id of the worktree's tree as it is now (every file but what `.gitignore` leaves out;
+/// the index is put back), or `None` when git cannot tell.
+fn worktree_tree(worker: &mut dyn Worker) -> Option<String> {
+    let out = worker
+        .exec(
+            "git add -A >/dev/null 2>&1 && t=$(git write-tree) && git reset -q >/dev/null 2>&1 && echo \"$t\"",
+            Duration::from_secs(120),
+        )
+        .ok()?;
+    let tree = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.exit_code == Some(0) && tree.len() >= 40 && tree.chars().all(|c| c.is_ascii_hexdigit()))
+        .then_some(tree)
+}
+
+/// What decides a fixed-code run's outcome besides the code: the environment, the record's
+/// toolchain, test command and Python path, the tree, and the set of tests. Their order is
+/// left out (FAIL_TO_PASS comes first in each task's list): an outcome that hangs on the
+/// order of a stable suite's tests would be a flaky test, which the pipeline's repeated
+/// checks in differing selections rule out.
+fn fixed_run_key(env: &str, task: &Task, tree: &str, tests: &[String]) -> String {
+    let e = &task.metadata.environment;
+    let set: BTreeSet<&String> = tests.iter().collect();
+    let tests: Vec<&str> = set.into_iter().map(String::as_str).collect();
+    format!(
+        "{env}\0{}\0{}\0{}\0{tree}\0{}",
+        task.toolchain().as_str(),
+        e.test_command,
+        e.python_path.join(":"),
+        tests.join("\n")
+    )
 }
 
 fn head_of(worker: &mut dyn Worker) -> Result<String, Problem> {

@@ -250,6 +250,7 @@ fn verdict_is_the_first_problem_and_summary_counts_reasons() {
         cache: "c".into(),
         limits: Limits::default(),
         progress: false,
+        recheck_identical: false,
     };
     let s = summarize(&cfg, 5, &[ok, bad], 1.0);
     assert_eq!((s.tasks, s.checked, s.ok, s.invalid), (5, 2, 1, 1));
@@ -266,4 +267,19 @@ fn budget_grows_with_the_recorded_runs() {
     t.metadata.verification.runs.push(run(&[]));
     t.metadata.verification.runs[0].duration_s = 2.0;
     assert_eq!(budget(&t).wall, Duration::from_secs(80));
+}
+
+#[test]
+fn a_fixed_run_is_keyed_by_environment_tree_and_the_set_of_tests() {
+    let t = task("a");
+    let ab = ["t::a".to_string(), "t::b".to_string()];
+    let ba = ["t::b".to_string(), "t::a".to_string()];
+    let key = |env: &str, tree: &str, tests: &[String]| fixed_run_key(env, &t, tree, tests);
+    assert_eq!(key("e", "1", &ab), key("e", "1", &ba));
+    assert_ne!(key("e", "1", &ab), key("e", "2", &ab));
+    assert_ne!(key("e", "1", &ab), key("f", "1", &ab));
+    assert_ne!(key("e", "1", &ab), key("e", "1", &ab[..1]));
+    let mut other = task("b");
+    other.metadata.environment.test_command = "python -m pytest -x".into();
+    assert_ne!(key("e", "1", &ab), fixed_run_key("e", &other, "1", &ab));
 }

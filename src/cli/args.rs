@@ -123,6 +123,10 @@ pub(crate) struct AuditArgs {
     /// Also write the report as one JSON document to FILE.
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
+    /// Run every task's fixed check, even when an earlier task ran the same tests on a
+    /// byte-identical tree in the same environment (by default that run is used again).
+    #[arg(long)]
+    pub(crate) recheck_identical: bool,
 }
 
 #[derive(Args)]

@@ -15,6 +15,7 @@ pub(crate) fn audit(args: AuditArgs, cache: PathBuf, quiet: bool) -> Result<i32>
         sandbox,
         json,
         out,
+        recheck_identical,
     } = args;
     let cfg = audit::AuditConfig {
         tasks,
@@ -24,6 +25,7 @@ pub(crate) fn audit(args: AuditArgs, cache: PathBuf, quiet: bool) -> Result<i32>
         cache,
         limits: Limits::default(),
         progress: !json && !quiet,
+        recheck_identical,
     };
     let report = audit::audit(&cfg, |a| match json {
         true => println!("{}", JsonLine::Task(a).to_json()),
