@@ -97,7 +97,9 @@ fn assert_fixed_runs_reused(dir: &Path, tasks: &Path, records: &[Value]) {
     for (r, a) in records.iter().zip(&checked) {
         assert_eq!(a["instance_id"], r["instance_id"]);
         assert_eq!(a["verdict"], "ok", "{a}");
-        let tree = a["fixed_tree"].as_str().expect("the fixed tree is reported");
+        let tree = a["fixed_tree"]
+            .as_str()
+            .expect("the fixed tree is reported");
         assert_eq!(tree.len(), 40, "{a}");
         let mut listed: Vec<&str> = r["FAIL_TO_PASS"]
             .as_array()
