@@ -7,13 +7,19 @@ use crate::lang::Language;
 use std::ffi::OsStr;
 use std::path::Path;
 
-/// Requirement files added to the inferred install command, in this order, when present.
-const REQUIREMENT_FILES: [&str; 5] = [
+/// Requirement files added to the inferred install command, in this order, when present;
+/// `requirements/tests.txt` and its kin: a `requirements/` folder of pinned files per purpose
+/// (pip-compile's output, as the Pallets projects keep them), of which only the tests' one.
+const REQUIREMENT_FILES: [&str; 9] = [
     "requirements.txt",
     "requirements-test.txt",
+    "requirements-tests.txt",
     "requirements-dev.txt",
     "test-requirements.txt",
     "tests/requirements.txt",
+    "requirements/test.txt",
+    "requirements/tests.txt",
+    "requirements/testing.txt",
 ];
 
 fn read_text(path: &Path) -> Option<String> {
@@ -405,6 +411,29 @@ dev = [{ include-group = "tests" }, { include-group = "lint" }, "tox"]
         assert_eq!(
             ToxTestenv::parse("[tox]\nenv_list = py3\n"),
             ToxTestenv::default()
+        );
+    }
+
+    #[test]
+    fn a_requirements_folder_gives_its_tests_file() {
+        // itsdangerous 2.2.0: flit, tests need freezegun, listed only in requirements/tests.txt.
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        write(
+            r,
+            "pyproject.toml",
+            "[project]\nname = \"its\"\n\n[build-system]\nbuild-backend = \"flit_core.buildapi\"\n",
+        );
+        write(r, "requirements/tests.txt", "freezegun==1.4.0\npytest==8.1.1\n");
+        write(r, "requirements/docs.txt", "sphinx==7.2.6\n");
+        write(r, "requirements/dev.txt", "-r docs.txt\n-r tests.txt\ntox\n");
+        write(r, "src/its/__init__.py", "");
+        write(r, "tests/test_its.py", "def test_x():\n    pass\n");
+        let p = profile(r, &seed("its", ".", Language::Python)).unwrap();
+        assert_eq!(p.build_system, "flit");
+        assert_eq!(
+            p.install_command.as_deref(),
+            Some("python -m pip install . && python -m pip install -r requirements/tests.txt")
         );
     }
 
