@@ -129,6 +129,9 @@ pub fn run_baseline(
         let run = runner.run(worker, &label, None, RunBudget::wall(cfg.timeout))?;
         tracing::info!(run = %label, "{}", run.summary());
         check_complete(&run, cfg.timeout)?;
+        if i == 1 {
+            warn_uncollected(&run);
+        }
         runs.push(run);
     }
     worker.reset().map_err(RunnerError::from)?;
@@ -154,6 +157,24 @@ pub fn run_baseline(
             Ok(b)
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// A test file the clean code's suite cannot collect has no test in any check: say which and
+/// why (most often a test dependency the install left out).
+fn warn_uncollected(run: &Run) {
+    for (file, error) in &run.collection_errors {
+        let why = error
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .next_back()
+            .unwrap_or("no error text");
+        tracing::warn!(
+            file = %file,
+            "the clean code's suite cannot collect this file ({why}): its tests are left out \
+             of every check; a test dependency missing from the install command?"
+        );
     }
 }
 
