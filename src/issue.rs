@@ -734,13 +734,30 @@ fn observed_failure(input: &IssueInput<'_>) -> String {
         .filter(|l| !input.test_files.iter().any(|f| l.contains(f.as_str())))
         .filter(|l| !test_names.iter().any(|n| l.contains(n)))
         .filter(|l| !l.contains(".py:"))
-        // Object reprs carry memory addresses (never reproducible) and module paths.
-        .filter(|l| !l.contains(" at 0x"))
+        // An object's repr carries its memory address, never reproducible: the object stays,
+        // its address goes (`KeyError: <pkg.Item object>` still says what failed).
+        .map(without_addresses)
         .take(12)
         .collect::<Vec<_>>()
         .join("\n")
         .trim()
         .to_string()
+}
+
+/// `<pkg.Item object at 0x7f16…>` as `<pkg.Item object>`.
+fn without_addresses(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(i) = rest.find(" at 0x") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + " at 0x".len()..];
+        let hex = after
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(after.len());
+        rest = &after[hex..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]

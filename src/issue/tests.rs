@@ -392,3 +392,49 @@ fn key_values_are_the_reproduction_and_its_outcomes() {
         assert!(flat.contains(&k), "{k}: {text}");
     }
 }
+
+#[test]
+fn an_object_in_the_failure_keeps_its_type_and_loses_its_address() {
+    // cachetools' TLRUCache with an assignment removed: copying the cache raises a KeyError
+    // whose only text is an object's repr. The text named nothing before ("Unexpected
+    // behaviour from `TLRUCache`" at every level).
+    assert_eq!(
+        without_addresses("KeyError: <cachetools.TLRUCache._Item object at 0x7f161fc252c0>"),
+        "KeyError: <cachetools.TLRUCache._Item object>"
+    );
+    assert_eq!(without_addresses("a at 0x, b"), "a, b");
+    assert_eq!(without_addresses("no address"), "no address");
+    let mut run: Run = serde_json::from_value(serde_json::json!({
+        "label": "buggy#1", "end": "exited", "exit_code": 1, "results": {},
+        "duration_s": 1.0, "log_digest": "d"
+    }))
+    .unwrap();
+    let id = "tests/test_tlru.py::TLRUCacheTest::test_copy".to_string();
+    run.results.insert(
+        id.clone(),
+        crate::run::TestResult {
+            status: crate::run::TestStatus::Failed,
+            duration_s: 0.1,
+            message: Some(
+                "KeyError: <cachetools.TLRUCache._Item object at 0x7f161fc252c0>".to_string(),
+            ),
+        },
+    );
+    let f2p = [id];
+    let c = cand("0000000100000001", "logic");
+    let issue = problem_statement(&IssueInput {
+        candidate: &c,
+        buggy_run: Some(&run),
+        fail_to_pass: &f2p,
+        test_files: &[],
+        cases: &[],
+    })
+    .unwrap();
+    assert!(!issue.text.contains("0x7f"), "{}", issue.text);
+    assert!(issue.text.contains("KeyError"), "{}", issue.text);
+    assert!(
+        !issue.text.contains("Unexpected behaviour"),
+        "{}",
+        issue.text
+    );
+}

@@ -424,9 +424,17 @@ dev = [{ include-group = "tests" }, { include-group = "lint" }, "tox"]
             "pyproject.toml",
             "[project]\nname = \"its\"\n\n[build-system]\nbuild-backend = \"flit_core.buildapi\"\n",
         );
-        write(r, "requirements/tests.txt", "freezegun==1.4.0\npytest==8.1.1\n");
+        write(
+            r,
+            "requirements/tests.txt",
+            "freezegun==1.4.0\npytest==8.1.1\n",
+        );
         write(r, "requirements/docs.txt", "sphinx==7.2.6\n");
-        write(r, "requirements/dev.txt", "-r docs.txt\n-r tests.txt\ntox\n");
+        write(
+            r,
+            "requirements/dev.txt",
+            "-r docs.txt\n-r tests.txt\ntox\n",
+        );
         write(r, "src/its/__init__.py", "");
         write(r, "tests/test_its.py", "def test_x():\n    pass\n");
         let p = profile(r, &seed("its", ".", Language::Python)).unwrap();
