@@ -167,8 +167,7 @@ fn warn_uncollected(run: &Run) {
         let why = error
             .lines()
             .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .next_back()
+            .rfind(|l| !l.is_empty())
             .unwrap_or("no error text");
         tracing::warn!(
             file = %file,
