@@ -192,22 +192,28 @@ fn a_doctest_failure_is_its_example_and_outputs() {
     assert_eq!(DoctestFailure::parse("AssertionError: assert 1 == 2"), None);
 }
 
-#[test]
-fn a_doctest_task_reports_the_example_at_every_detail() {
+/// A `buggy#1` run in which test `id` failed with `message`.
+fn buggy_run_failing(id: &str, message: &str) -> Run {
     let mut run: Run = serde_json::from_value(serde_json::json!({
         "label": "buggy#1", "end": "exited", "exit_code": 1, "results": {},
         "duration_s": 1.0, "log_digest": "d"
     }))
     .unwrap();
-    let id = "src/num.py::num.intcomma".to_string();
     run.results.insert(
-        id.clone(),
+        id.to_string(),
         crate::run::TestResult {
             status: crate::run::TestStatus::Failed,
             duration_s: 0.1,
-            message: Some(DOCTEST_GOT.to_string()),
+            message: Some(message.to_string()),
         },
     );
+    run
+}
+
+#[test]
+fn a_doctest_task_reports_the_example_at_every_detail() {
+    let id = "src/num.py::num.intcomma".to_string();
+    let mut run = buggy_run_failing(&id, DOCTEST_GOT);
     let f2p = [id];
     // The statements of 24 candidates (every style and detail level) for this run.
     let issues = |run: &Run| -> Vec<Issue> {
@@ -404,21 +410,10 @@ fn an_object_in_the_failure_keeps_its_type_and_loses_its_address() {
     );
     assert_eq!(without_addresses("a at 0x, b"), "a, b");
     assert_eq!(without_addresses("no address"), "no address");
-    let mut run: Run = serde_json::from_value(serde_json::json!({
-        "label": "buggy#1", "end": "exited", "exit_code": 1, "results": {},
-        "duration_s": 1.0, "log_digest": "d"
-    }))
-    .unwrap();
     let id = "tests/test_tlru.py::TLRUCacheTest::test_copy".to_string();
-    run.results.insert(
-        id.clone(),
-        crate::run::TestResult {
-            status: crate::run::TestStatus::Failed,
-            duration_s: 0.1,
-            message: Some(
-                "KeyError: <cachetools.TLRUCache._Item object at 0x7f161fc252c0>".to_string(),
-            ),
-        },
+    let run = buggy_run_failing(
+        &id,
+        "KeyError: <cachetools.TLRUCache._Item object at 0x7f161fc252c0>",
     );
     let f2p = [id];
     let c = cand("0000000100000001", "logic");
