@@ -3,7 +3,8 @@
 //! `__repr__` and the class method `from_pair` anyway, on the objects the tests made (the
 //! constructor calls the tracer saw) or on the class, with arguments drawn from the
 //! signature, the literals and the values the tests passed to the module's other functions,
-//! and the three bugs become tasks; so does one in a class no test makes (`Tally`), called on
+//! and the three bugs become tasks, as does one in a property no test reads (`last`, read as
+//! an attribute); so does one in a class no test makes (`Tally`), called on
 //! an object made without arguments; and one in a function whose only recorded call passes a
 //! path of the machine (`stem(__file__)`), which no synthesized test may carry; and one in a
 //! function of an exception class and an instance (`describe_error(etype, value)`), reached
@@ -30,11 +31,13 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
         pick_candidate(&all, "digest_label", "        return None"),
         // Takes an exception class and an instance: only a SyntaxError reaches the bug.
         pick_candidate(&all, "describe_error", "if value.text is None:"),
+        // A property no test reads: read as an attribute, on the objects the tests made.
+        pick_candidate(&all, "Span.last", "return self.end + 1"),
     ];
     let (_, dir) = verify_on_fixture("uncovered_methods", &cands, &[]);
     let out_dir = dir.path().join("out");
     let decided = jsonl(&out_dir.join("candidates.jsonl"));
-    assert_eq!(decided.len(), 7, "{decided:?}");
+    assert_eq!(decided.len(), 8, "{decided:?}");
     for c in decided.iter().filter(|c| c["function"] != "digest_label") {
         assert_eq!(c["status"], "accepted", "{c}");
     }
@@ -76,6 +79,12 @@ fn methods_no_test_calls_get_tests_on_the_objects_the_tests_made() {
             "{record}"
         );
     }
+    // The property is read, not called: `Span(1, 4).last`, never `.last()`.
+    let last = patch_of("Span.last");
+    assert!(
+        last.contains("+    assert Span(1, 4).last == ") && !last.contains(".last("),
+        "{last}"
+    );
     // The exception classes the function names are tried, a class with an instance of it.
     let described = patch_of("describe_error");
     assert!(

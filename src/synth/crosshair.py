@@ -75,7 +75,7 @@ def annotations(fn, args_text, namespace):
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     values = {}
     if args_text:
-        args, kwargs = literal.eval_source("(lambda *a, **k: (a, k))" + args_text, namespace)
+        args, kwargs = literal.call_args(args_text, namespace)
         for p, v in zip(params, args):
             values[p.name] = v
         values.update(kwargs)
@@ -216,7 +216,7 @@ def main():
         # as plain values (the engine replays the call before it believes it).
         args_text = "(" + g.group(1) + ")"
         try:
-            args, kwargs = literal.eval_source("(lambda *a, **k: (a, k))" + args_text, vars(buggy))
+            args, kwargs = literal.call_args(args_text, vars(buggy))
             targets = importlib.import_module(TARGETS)
             kwargs = simplify(targets.clean, targets.buggy, kwargs)
             imports = set()

@@ -238,8 +238,47 @@ _THROUGH = {"__repr__": repr, "__str__": str, "__len__": len}
 
 
 def through_syntax(obj, method):
-    """`obj.method` as a callable, through its builtin when a test would call it that way."""
+    """`obj.method` as a callable, through its builtin when a test would call it that way; a
+    property (`signer.secret_key`) as a call that reads it."""
     builtin = _THROUGH.get(method)
     if builtin is not None:
         return lambda: builtin(obj)
+    if is_attribute(type(obj), method):
+        return lambda: getattr(obj, method)
     return getattr(obj, method)
+
+
+_attribute_cache = {}
+
+
+def is_attribute(cls, name):
+    """Whether `name` of `cls` is read as an attribute, not called: a property or a
+    functools.cached_property (the tracer records its getter as a call with no arguments)."""
+    key = (cls, name)
+    known = _attribute_cache.get(key)
+    if known is None:
+        import functools
+        import inspect
+
+        try:
+            kind = inspect.getattr_static(cls, name, None)
+        except Exception:
+            kind = None
+        known = isinstance(kind, (property, functools.cached_property))
+        try:
+            _attribute_cache[key] = known
+        except TypeError:
+            pass
+    return known
+
+
+# The `args` of a recorded call that reads an attribute instead of calling (a property's
+# getter): no parentheses, as the test writes it (`signer.secret_key`).
+ATTRIBUTE = ""
+
+
+def call_args(text, repo_namespace=None):
+    """`(args, kwargs)` of a recorded `(args)` source; none for an attribute read."""
+    if text == ATTRIBUTE:
+        return (), {}
+    return eval_source("(lambda *a, **k: (a, k))" + text, repo_namespace)

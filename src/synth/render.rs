@@ -35,6 +35,7 @@ pub(super) fn call_expr(call: &TracedCall) -> String {
 /// `receiver.method(args)` as a user writes it: the special methods a scenario records
 /// (trace.py's `_DUNDER_STEPS`) as their syntax (`v(x)`, `m[k]`, `(k in m)`, `len(m)`,
 /// `repr(m)`, `(m == x)`); assignment and deletion stay calls, as they must be expressions.
+/// A property's getter has empty `args` (literal.py's `ATTRIBUTE`): `receiver.name`.
 pub(super) fn method_call(receiver: &str, method: &str, args: &str) -> String {
     let inner = args
         .strip_prefix('(')

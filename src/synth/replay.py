@@ -34,9 +34,7 @@ def _alarm(signum, frame):
 def _target(call):
     module = importlib.import_module(call["module"])
     namespace = vars(module)
-    args, kwargs = literal.eval_source(
-        "(lambda *a, **k: (a, k))" + call["args"], namespace
-    )
+    args, kwargs = literal.call_args(call["args"], namespace)
     if call.get("receiver"):
         obj = literal.eval_source(call["receiver"], namespace)
         method = call["qualname"].split(".", 1)[1]
@@ -176,7 +174,7 @@ def _scenario(call, repo_modules):
     for step in sc["steps"]:
         try:
             fn = literal.through_syntax(obj, step["method"])
-            a, k = literal.eval_source("(lambda *a, **k: (a, k))" + step["args"], vars(module))
+            a, k = literal.call_args(step["args"], vars(module))
         except Exception as e:
             steps.append({"kind": "error", "detail": "%s: %s" % (type(e).__name__, e)})
             break

@@ -411,7 +411,7 @@ def search_scenarios(req, buggy, clean, deadline):
             break
         try:
             ctor = literal.eval_source("(lambda *a, **k: (a, k))" + sc["ctor_args"], vars(buggy))
-            recorded = [literal.eval_source("(lambda *a, **k: (a, k))" + st_["args"], vars(buggy))
+            recorded = [literal.call_args(st_["args"], vars(buggy))
                         for st_ in sc["steps"]]
             consts = _consts(getattr(getattr(clean, sc["cls"]), method))
         except Exception:
@@ -459,7 +459,7 @@ def search_scenarios(req, buggy, clean, deadline):
         try:
             texts = []
             for i, (a, k) in enumerate(example):
-                if i not in varied:
+                if i not in varied or sc["steps"][i]["args"] == literal.ATTRIBUTE:
                     texts.append(sc["steps"][i]["args"])
                     continue
                 items = [literal.to_source(v, imports, {req["module"]}) for v in a]
@@ -529,9 +529,7 @@ def main():
                 kw_names = keyword_names(fn_c, consts)
                 kwargs = {}
             else:
-                args, kwargs = literal.eval_source(
-                    "(lambda *a, **k: (a, k))" + tpl["args"], vars(buggy)
-                )
+                args, kwargs = literal.call_args(tpl["args"], vars(buggy))
                 first_optional, optional_kw = _omittable(fn_c, args, kwargs)
                 strategies = [
                     st.one_of(st.just(_OMIT), strategy_for(a, consts)) if i >= first_optional
@@ -592,10 +590,15 @@ def main():
             parts += ["%s=%s" % (n, literal.to_source(v, imports, {req["module"]})) for n, v in sorted(k.items())]
         except literal.Refused:
             continue
+        args_text = "(" + ", ".join(parts) + ")"
+        if tpl.get("receiver") and args_text == "()":
+            owner_name, _, attr = qualname.rpartition(".")
+            if literal.is_attribute(getattr(clean, owner_name, None), attr):
+                args_text = literal.ATTRIBUTE  # a property: read, not called
         found.append({
             "qualname": qualname,
             "receiver": tpl.get("receiver"),
-            "args": "(" + ", ".join(parts) + ")",
+            "args": args_text,
             "imports": sorted(imports),
         })
     json.dump({"found": found, "tried": tried}, open(sys.argv[2], "w"))

@@ -226,6 +226,8 @@ fn special_methods_read_as_their_syntax() {
         "m.__getitem__('a', 1)"
     );
     assert_eq!(method_call("m", "get", "('a')"), "m.get('a')");
+    // A property's getter is recorded with no argument list: it is read, not called.
+    assert_eq!(method_call("s", "last", ""), "s.last");
 }
 
 #[test]

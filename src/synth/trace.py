@@ -91,6 +91,11 @@ def _call_source(frame, qualname):
         if qualname.count(".") != 1 or code.co_argcount == 0 or code.co_varnames[0] != "self":
             return None
         receiver = literal.to_source(frame.f_locals["self"], imports, _repo_modules())
+        if literal.is_attribute(type(frame.f_locals["self"]), qualname.split(".")[1]):
+            # A property: its getter is read (`signer.secret_key`); a setter is not replayed.
+            if code.co_argcount != 1:
+                return None
+            return receiver, literal.ATTRIBUTE, sorted(imports)
     args = _args_source(frame, qualname, 1 if receiver is not None else 0)
     if args is None:
         return None
@@ -276,7 +281,11 @@ def _follow(frame, rel, module, qualname):
         _close(sc)
         return None
     try:
-        src = _args_source(frame, qualname, 1)
+        if literal.is_attribute(type(obj), method):
+            # A property's getter is a step that reads it; its setter cannot be replayed.
+            src = (literal.ATTRIBUTE, []) if code.co_argcount == 1 else None
+        else:
+            src = _args_source(frame, qualname, 1)
     except Exception:
         src = None
     if src is None:
