@@ -1,6 +1,7 @@
 //! Baselines: the full suite run repeatedly on the clean commit → the stable-pass, flaky and
 //! failing sets, per-test durations, the timeouts later runs get, and the coverage map.
 
+use crate::check::Check;
 use crate::coverage::CoverageMap;
 use crate::run::{Run, RunEnd, TestStatus};
 use crate::runner::{RunBudget, RunnerError, TestRunner};
@@ -125,7 +126,7 @@ pub fn run_baseline(
     for i in 1..=cfg.repeats.max(1) {
         // Every run starts from the clean tree, whatever the previous one wrote.
         worker.reset().map_err(RunnerError::from)?;
-        let label = format!("baseline#{i}");
+        let label = Check::Baseline.run(i).label();
         let run = runner.run(worker, &label, None, RunBudget::wall(cfg.timeout))?;
         tracing::info!(run = %label, "{}", run.summary());
         check_complete(&run, cfg.timeout)?;

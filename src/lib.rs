@@ -8,6 +8,7 @@ pub mod audit;
 pub mod baseline;
 pub mod bench;
 pub mod candidate;
+pub mod check;
 pub mod coverage;
 pub mod curriculum;
 pub mod export;

@@ -42,7 +42,7 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
-pub use load::{load_dir, load_embedded, load_str};
+pub use load::{load_dir, load_embedded, load_str, load_tree};
 pub(crate) use rewrite::Edit;
 pub(crate) use rule_set::RuleSet;
 

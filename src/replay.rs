@@ -116,11 +116,11 @@ impl Environments {
     /// What a task's runner is made from: its record's test command and Python path, the
     /// files of its listed tests and of `test_patch`.
     pub fn runner_spec(&self, task: &Task, kind: SandboxKind) -> RunnerSpec {
-        let toolchain = task.toolchain().toolchain();
+        let toolchain = task.toolchain().map(|t| t.toolchain());
         let mut files: Vec<String> = Vec::new();
         for t in task.listed_tests() {
             let file = toolchain
-                .test_file(&t, &[])
+                .and_then(|tc| tc.test_file(&t, &[]))
                 .unwrap_or_else(|| t.split("::").next().unwrap_or(&t).to_string());
             if !files.contains(&file) {
                 files.push(file);
@@ -146,16 +146,20 @@ impl Environments {
     }
 
     /// The test runner for a task in a sandbox of `kind` (fresh processes), rebuilt from the
-    /// toolchain its record names.
-    pub fn runner(&self, task: &Task, kind: SandboxKind) -> Box<dyn TestRunner> {
-        task.toolchain()
-            .toolchain()
-            .runner(&self.runner_spec(task, kind))
+    /// toolchain its record names; `Err` when it names none.
+    pub fn runner(&self, task: &Task, kind: SandboxKind) -> Result<Box<dyn TestRunner>, String> {
+        let toolchain = task.toolchain().ok_or_else(|| {
+            format!(
+                "the record of a {} task names no toolchain (metadata.environment.toolchain)",
+                task.language
+            )
+        })?;
+        Ok(toolchain.toolchain().runner(&self.runner_spec(task, kind)))
     }
 
     /// pytest for a Python task (fresh processes); `None` for another toolchain.
     pub fn pytest(&self, task: &Task, kind: SandboxKind) -> Option<Pytest> {
-        (task.toolchain() == ToolchainId::PythonPytest)
+        (task.toolchain() == Some(ToolchainId::PythonPytest))
             .then(|| PythonPytest::pytest(&self.runner_spec(task, kind)))
     }
 }

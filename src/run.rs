@@ -258,7 +258,7 @@ mod tests {
             },
         );
         Run {
-            label: "buggy#1".into(),
+            label: crate::check::Check::Buggy.run(1).label(),
             requested: None,
             end: RunEnd::Exited,
             exit_code: Some(1),

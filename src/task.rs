@@ -88,12 +88,14 @@ impl Task {
             .collect()
     }
 
-    /// The toolchain that builds and tests the task's repository.
-    pub fn toolchain(&self) -> crate::toolchain::ToolchainId {
+    /// The toolchain that builds and tests the task's repository: the one the record names,
+    /// else its language's only one when records did not name theirs; `None` for a record of
+    /// a later language that names none (not one this tool writes).
+    pub fn toolchain(&self) -> Option<crate::toolchain::ToolchainId> {
         self.metadata
             .environment
             .toolchain
-            .unwrap_or_else(|| crate::toolchain::ToolchainId::default_for(self.language))
+            .or_else(|| crate::toolchain::ToolchainId::default_for(self.language))
     }
 
     /// The seed's name (ids, cache entries).

@@ -21,6 +21,7 @@
 //! baseline's runs, referenced by tree id ([`ReusedCheck`]); `recheck_identical` runs it anyway.
 
 use crate::baseline::Baseline;
+use crate::check::Check;
 use crate::candidate::Candidate;
 use crate::run::{Run, RunEnd, TestStatus};
 use crate::runner::{RunnerError, TestRunner};
@@ -292,7 +293,7 @@ fn verify_inner(
     // Screening: only the covering tests, once.
     worker.reset()?;
     worker.apply_patch(&cand.bug_patch)?;
-    let screen = runner.run(worker, "screen", Some(&covering), budget)?;
+    let screen = runner.run(worker, &Check::Screen.run(0).label(), Some(&covering), budget)?;
     let screen_failures: BTreeSet<String> = screen.failures().into_iter().collect();
     let bad = abnormal(&screen);
     out.runs.push(screen);
@@ -347,7 +348,7 @@ fn verify_inner(
         worker.reset()?;
         worker.apply_patch(&cand.bug_patch)?;
         let requested = last.as_deref().or(rerun.as_deref());
-        let run = runner.run(worker, &format!("buggy#{i}"), requested, budget)?;
+        let run = runner.run(worker, &Check::Buggy.run(i).label(), requested, budget)?;
         let bad = abnormal(&run);
         // The tests this run stands for; the others keep buggy#1's outcome (they passed).
         let observed: Vec<&String> = match requested {
@@ -396,7 +397,8 @@ fn verify_inner(
             return Ok(Verdict::rejected(
                 Reason::Crash,
                 format!(
-                    "buggy#{i}: {} stable tests absent from the report (e.g. {})",
+                    "{}: {} stable tests absent from the report (e.g. {})",
+                    Check::Buggy.run(i),
                     missing.len(),
                     missing[0]
                 ),
@@ -416,7 +418,11 @@ fn verify_inner(
                     .collect();
                 return Ok(Verdict::rejected(
                     Reason::Flaky,
-                    format!("buggy#{i} fails a different set of tests than buggy#1: {diff:?}"),
+                    format!(
+                        "{} fails a different set of tests than {}: {diff:?}",
+                        Check::Buggy.run(i),
+                        Check::Buggy.run(1)
+                    ),
                 ));
             }
             Some(_) => {}
@@ -487,7 +493,7 @@ fn verify_inner(
             SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
             other => Failure::from(other),
         })?;
-        let run = runner.run(worker, &format!("fixed#{i}"), None, budget)?;
+        let run = runner.run(worker, &Check::Fixed.run(i).label(), None, budget)?;
         let bad = abnormal(&run);
         let not_passing: Vec<String> = stable
             .iter()
@@ -507,7 +513,8 @@ fn verify_inner(
             return Ok(Verdict::rejected(
                 reason,
                 format!(
-                    "fixed#{i}: {} tests do not pass with the gold fix (e.g. {})",
+                    "{}: {} tests do not pass with the gold fix (e.g. {})",
+                    Check::Fixed.run(i),
                     not_passing.len(),
                     not_passing[0]
                 ),
@@ -612,7 +619,7 @@ fn synthesized_inner(
         } else {
             Some(new_tests)
         };
-        let label = format!("synth-clean#{i}");
+        let label = Check::SynthClean.run(i).label();
         let run = runner.run(worker, &label, requested, budget)?;
         let bad = abnormal(&run);
         let not_passing: Vec<&String> = new_tests
@@ -632,14 +639,18 @@ fn synthesized_inner(
             return Ok(Verdict::rejected(
                 Reason::SynthesisFailed,
                 format!(
-                    "synth-clean#{i}: the synthesized test {t} does not pass on the clean code"
+                    "{}: the synthesized test {t} does not pass on the clean code",
+                    Check::SynthClean.run(i)
                 ),
             ));
         }
         if let Some(t) = stable_not_passing {
             return Ok(Verdict::rejected(
                 Reason::SynthesisFailed,
-                format!("synth-clean#{i}: {t} does not pass with the synthesized tests added"),
+                format!(
+                    "{}: {t} does not pass with the synthesized tests added",
+                    Check::SynthClean.run(i)
+                ),
             ));
         }
     }
@@ -650,7 +661,7 @@ fn synthesized_inner(
         worker.reset()?;
         worker.apply_patch(test_patch).map_err(synth_patch)?;
         worker.apply_patch(&cand.bug_patch)?;
-        let run = runner.run(worker, &format!("buggy#{i}"), rerun.as_deref(), budget)?;
+        let run = runner.run(worker, &Check::Buggy.run(i).label(), rerun.as_deref(), budget)?;
         let bad = abnormal(&run);
         let passing_new: Vec<&String> = new_tests
             .iter()
@@ -687,14 +698,18 @@ fn synthesized_inner(
                 } else {
                     Reason::Flaky
                 },
-                format!("buggy#{i}: the synthesized test {t} does not fail with the bug"),
+                format!(
+                    "{}: the synthesized test {t} does not fail with the bug",
+                    Check::Buggy.run(i)
+                ),
             ));
         }
         if let Some(t) = failing_stable.first() {
             return Ok(Verdict::rejected(
                 Reason::Flaky,
                 format!(
-                    "buggy#{i}: {t} fails with the bug in the whole suite but passed screening"
+                    "{}: {t} fails with the bug in the whole suite but passed screening",
+                    Check::Buggy.run(i)
                 ),
             ));
         }
@@ -718,7 +733,7 @@ fn synthesized_inner(
             SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
             other => Failure::from(other),
         })?;
-        let run = runner.run(worker, &format!("fixed#{i}"), None, budget)?;
+        let run = runner.run(worker, &Check::Fixed.run(i).label(), None, budget)?;
         let bad = abnormal(&run);
         let not_passing: Vec<&String> = stable
             .iter()
@@ -736,7 +751,7 @@ fn synthesized_inner(
                 } else {
                     Reason::Flaky
                 },
-                format!("fixed#{i}: {t} does not pass with the gold fix"),
+                format!("{}: {t} does not pass with the gold fix", Check::Fixed.run(i)),
             ));
         }
     }

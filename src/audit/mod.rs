@@ -688,7 +688,10 @@ fn check_in_sandbox(
         Ok(e) => e,
         Err(e) => return (None, vec![Problem::new(Invalid::Environment, e)]),
     };
-    let runner = envs.runner(task, kind);
+    let runner = match envs.runner(task, kind) {
+        Ok(r) => r,
+        Err(e) => return (None, vec![Problem::new(Invalid::Environment, e)]),
+    };
     let problems = match env.worker(index) {
         Ok(mut worker) => {
             // A container of the task's own image is the agent's start environment.

@@ -46,7 +46,7 @@ pub(super) fn fixed_run_key(env: &str, task: &Task, tree: &str, tests: &[String]
     let tests: Vec<&str> = set.into_iter().map(String::as_str).collect();
     format!(
         "{env}\0{}\0{}\0{}\0{tree}\0{}",
-        task.toolchain().as_str(),
+        task.toolchain().map_or("none", |t| t.as_str()),
         e.test_command,
         e.python_path.join(":"),
         tests.join("\n")

@@ -1,6 +1,7 @@
 //! The languages swe-forge mutates: tree-sitter grammars and per-language facts behind one small enum.
 
 pub mod java;
+pub mod javascript;
 pub mod python;
 
 use serde::{Deserialize, Serialize};
@@ -25,16 +26,27 @@ use std::path::Path;
 pub enum Language {
     Python,
     Java,
+    #[value(name = "javascript", alias = "js")]
+    JavaScript,
+    #[value(name = "typescript", alias = "ts")]
+    TypeScript,
 }
 
 impl Language {
-    pub const ALL: [Language; 2] = [Language::Python, Language::Java];
+    pub const ALL: [Language; 4] = [
+        Language::Python,
+        Language::Java,
+        Language::JavaScript,
+        Language::TypeScript,
+    ];
 
     /// Lower-case name, as used in manifests, mutator folders and task records.
     pub fn name(self) -> &'static str {
         match self {
             Language::Python => "python",
             Language::Java => "java",
+            Language::JavaScript => "javascript",
+            Language::TypeScript => "typescript",
         }
     }
 
@@ -43,6 +55,8 @@ impl Language {
         match self {
             Language::Python => tree_sitter_python::LANGUAGE.into(),
             Language::Java => tree_sitter_java::LANGUAGE.into(),
+            Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
         }
     }
 
@@ -51,14 +65,23 @@ impl Language {
         match self {
             Language::Python => &["py"],
             Language::Java => &["java"],
+            Language::JavaScript => &["js", "mjs", "cjs"],
+            // `.tsx` needs the TSX grammar (JSX inside TypeScript): not parsed.
+            Language::TypeScript => &["ts", "mts", "cts"],
         }
     }
 
     /// Whether `path` has one of this language's extensions.
     pub fn matches_path(self, path: &Path) -> bool {
-        path.extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| self.extensions().contains(&e))
+        let declaration = self == Language::TypeScript
+            && path
+                .to_str()
+                .is_some_and(javascript::is_declaration_file);
+        !declaration
+            && path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| self.extensions().contains(&e))
     }
 
     /// Whether a repository-relative path is a test file rather than a source file.
@@ -66,6 +89,7 @@ impl Language {
         match self {
             Language::Python => python::is_test_path(rel),
             Language::Java => java::is_test_path(rel),
+            Language::JavaScript | Language::TypeScript => javascript::is_test_path(rel),
         }
     }
 }
@@ -82,8 +106,10 @@ impl std::str::FromStr for Language {
         match s.to_ascii_lowercase().as_str() {
             "python" | "py" => Ok(Language::Python),
             "java" => Ok(Language::Java),
+            "javascript" | "js" => Ok(Language::JavaScript),
+            "typescript" | "ts" => Ok(Language::TypeScript),
             other => Err(format!(
-                "unknown language `{other}` (expected python or java)"
+                "unknown language `{other}` (expected python, java, javascript or typescript)"
             )),
         }
     }
@@ -203,6 +229,7 @@ impl Language {
         match self {
             Language::Python => &python::PythonSyntax,
             Language::Java => &java::JavaSyntax,
+            Language::JavaScript | Language::TypeScript => &javascript::JavaScriptSyntax,
         }
     }
 
@@ -211,6 +238,8 @@ impl Language {
         match self {
             Language::Python => "py-",
             Language::Java => "java-",
+            // TypeScript shares JavaScript's rules (see `rule_languages`).
+            Language::JavaScript | Language::TypeScript => "js-",
         }
     }
 }

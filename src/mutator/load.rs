@@ -19,9 +19,50 @@ pub fn load_str(name: &str, yaml: &str) -> Result<Mutator, MutatorError> {
     compile(name, spec)
 }
 
+/// Load one rule from YAML text for `lang`: a rule of another language that names `lang`
+/// under `also` is compiled for `lang`'s grammar (its examples checked there too); `None`
+/// when the rule is for another language and does not.
+fn load_for(name: &str, yaml: &str, lang: Language) -> Result<Option<Mutator>, MutatorError> {
+    let mut spec: RuleSpec = serde_yaml::from_str(yaml).map_err(|e| yaml_error(name, &e))?;
+    if spec.language != lang {
+        if !spec.also.contains(&lang) {
+            return Ok(None);
+        }
+        spec.language = lang;
+    }
+    compile(name, spec).map(Some)
+}
+
 /// Load every `*.yaml` rule in `dir` (sorted by name); all must be valid rules for `lang`,
 /// named after their id, with no id twice.
 pub fn load_dir(dir: &Path, lang: Language) -> Result<Vec<Mutator>, MutatorError> {
+    let files = rule_files(dir)?.into_iter().map(|(n, t)| (n, t, false)).collect();
+    load_all(files, lang)
+}
+
+/// Load `lang`'s rules from a tree laid out like `mutators/`: `ROOT/<lang>/*.yaml`, and the
+/// rules of the folders it borrows from (TypeScript: `ROOT/javascript/`) that name it under
+/// `also`. A language that borrows may have no folder of its own.
+pub fn load_tree(root: &Path, lang: Language) -> Result<Vec<Mutator>, MutatorError> {
+    let mut files = Vec::new();
+    let folders = rule_folders(lang);
+    let borrows = folders.iter().any(|(_, b)| *b);
+    for (folder, borrowed) in folders {
+        let dir = root.join(folder);
+        if (borrowed || borrows) && !dir.is_dir() {
+            continue;
+        }
+        files.extend(
+            rule_files(&dir)?
+                .into_iter()
+                .map(|(n, t)| (n, t, borrowed)),
+        );
+    }
+    load_all(files, lang)
+}
+
+/// The `*.yaml` files of `dir`, sorted by name: (path, text).
+fn rule_files(dir: &Path) -> Result<Vec<(String, String)>, MutatorError> {
     let io = |e| MutatorError::Io {
         file: dir.display().to_string(),
         source: e,
@@ -43,7 +84,17 @@ pub fn load_dir(dir: &Path, lang: Language) -> Result<Vec<Mutator>, MutatorError
         })?;
         files.push((name, text));
     }
-    load_all(files, lang)
+    Ok(files)
+}
+
+/// The embedded folders whose rules `lang` loads: its own, then those whose rules may name it
+/// under `also` (borrowed: only the rules that do are loaded).
+fn rule_folders(lang: Language) -> Vec<(&'static str, bool)> {
+    let mut folders = vec![(lang.name(), false)];
+    if lang == Language::TypeScript {
+        folders.push((Language::JavaScript.name(), true));
+    }
+    folders
 }
 
 /// The rules compiled into the binary for `lang` (`mutators/<lang>/*.yaml`); compiled once
@@ -55,7 +106,10 @@ pub fn load_embedded(lang: Language) -> Result<Vec<Mutator>, MutatorError> {
         return Ok(rules.clone());
     }
     let mut files = Vec::new();
-    if let Some(dir) = EMBEDDED.get_dir(lang.name()) {
+    for (folder, borrowed) in rule_folders(lang) {
+        let Some(dir) = EMBEDDED.get_dir(folder) else {
+            continue;
+        };
         let mut entries: Vec<_> = dir
             .files()
             .filter(|f| {
@@ -70,7 +124,7 @@ pub fn load_embedded(lang: Language) -> Result<Vec<Mutator>, MutatorError> {
             let text = f
                 .contents_utf8()
                 .ok_or_else(|| invalid(&name, "(document)", "not UTF-8"))?;
-            files.push((name, text.to_string()));
+            files.push((name, text.to_string(), borrowed));
         }
     }
     let rules = load_all(files, lang)?;
@@ -81,18 +135,27 @@ pub fn load_embedded(lang: Language) -> Result<Vec<Mutator>, MutatorError> {
     Ok(rules)
 }
 
-fn load_all(files: Vec<(String, String)>, lang: Language) -> Result<Vec<Mutator>, MutatorError> {
+/// Compile `files` (name, text, borrowed from another language's folder) for `lang`: every
+/// file of `lang`'s own is a rule for it (or names it under `also`); a borrowed file that does
+/// not name `lang` is skipped.
+fn load_all(
+    files: Vec<(String, String, bool)>,
+    lang: Language,
+) -> Result<Vec<Mutator>, MutatorError> {
     let mut seen: HashMap<String, String> = HashMap::new();
     let mut rules = Vec::with_capacity(files.len());
-    for (name, text) in files {
-        let rule = load_str(&name, &text)?;
-        if rule.language != lang {
+    for (name, text, borrowed) in files {
+        let Some(rule) = load_for(&name, &text, lang)? else {
+            if borrowed {
+                continue;
+            }
+            let rule = load_str(&name, &text)?;
             return Err(invalid(
                 &name,
                 "language",
                 format!("a {} rule in the {} rules", rule.language, lang),
             ));
-        }
+        };
         let stem = Path::new(&name)
             .file_stem()
             .and_then(|s| s.to_str())

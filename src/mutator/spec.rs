@@ -11,6 +11,10 @@ use std::collections::BTreeMap;
 pub(super) struct RuleSpec {
     pub(super) id: String,
     pub(super) language: Language,
+    /// Other languages whose grammar the rule also compiles for (JavaScript's rules for
+    /// TypeScript): loaded with theirs, the query and the examples checked in each.
+    #[serde(default)]
+    pub(super) also: Vec<Language>,
     pub(super) category: String,
     pub(super) description: String,
     pub(super) issue_hints: Vec<String>,

@@ -532,3 +532,133 @@ fn load_dir_checks_names_languages_and_duplicates() {
         .to_string();
     assert!(msg.contains("absent: cannot read"), "{msg}");
 }
+
+fn parses_cleanly(lang: Language, text: &str) -> bool {
+    let mut p = tree_sitter::Parser::new();
+    p.set_language(&lang.grammar()).unwrap();
+    !p.parse(text, None).unwrap().root_node().has_error()
+}
+
+#[test]
+fn embedded_javascript_rules_cover_every_category_and_typescript_shares_them() {
+    let js = load_embedded(Language::JavaScript).unwrap();
+    assert!(js.len() >= 12, "only {} rules", js.len());
+    for cat in CATEGORIES {
+        assert!(
+            js.iter().any(|r| r.category == *cat),
+            "no JavaScript rule for {cat}"
+        );
+    }
+    let ts = load_embedded(Language::TypeScript).unwrap();
+    let ids = |rules: &[Mutator]| rules.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&ts), ids(&js), "TypeScript loads every rule that names it");
+    for rule in js.iter().chain(&ts) {
+        assert!(rule.id.starts_with("js-"), "{}", rule.id);
+        let name = format!("example.{}", rule.language.extensions()[0]);
+        for ex in rule.examples() {
+            let cands =
+                enumerate_source(&name, ex.before.as_bytes(), rule.language, std::slice::from_ref(rule))
+                    .unwrap();
+            assert!(
+                cands.iter().any(|c| c.apply(&ex.before) == ex.after),
+                "{} ({}): example does not hold:\n{}",
+                rule.id,
+                rule.language,
+                ex.before
+            );
+        }
+    }
+}
+
+#[test]
+fn javascript_rules_fire_in_named_functions_only_and_every_edit_parses() {
+    let rules = load_embedded(Language::JavaScript).unwrap();
+    let src = r#"const LIMIT = 3 < 4 ? 1 : 2;
+if (require.main === module) {
+  main(process.argv[2] > 1);
+}
+function main(n) {
+  return n > LIMIT;
+}
+class Shelf {
+  constructor(size) {
+    this.size = size ?? 10;
+  }
+  fits(n) {
+    if (n < 0) {
+      throw new RangeError("negative");
+    }
+    return n <= this.size;
+  }
+}
+exports.half = function (x) {
+  return x / 2;
+};
+Shelf.prototype.twice = (x) => x * 2;
+const count = (items) => items.filter((i) => i?.ok).length - 1;
+"#;
+    let cands = enumerate_source("shelf.js", src.as_bytes(), Language::JavaScript, &rules).unwrap();
+    let functions: std::collections::BTreeSet<&str> =
+        cands.iter().map(|c| c.function.as_str()).collect();
+    assert_eq!(
+        functions.into_iter().collect::<Vec<_>>(),
+        ["Shelf.constructor", "Shelf.fits", "count", "half", "twice"],
+        "module-level code, the script guard and `main`, which only the guard calls, are not \
+         mutated"
+    );
+    for c in &cands {
+        let edited = c.apply(src);
+        assert!(
+            parses_cleanly(Language::JavaScript, &edited),
+            "{} makes a broken file:\n{edited}",
+            c.mutator
+        );
+    }
+    for rule in ["js-nullish-to-or", "js-optional-chain-drop", "js-remove-guard", "js-arith-swap"] {
+        assert!(cands.iter().any(|c| c.mutator == rule), "no {rule} candidate");
+    }
+}
+
+#[test]
+fn typescript_sources_are_mutated_around_their_types() {
+    let rules = load_embedded(Language::TypeScript).unwrap();
+    let src = r#"export interface Item { weight: number }
+export function clamp(n: number, top: number): number {
+  if (n > top) {
+    return top;
+  }
+  return n;
+}
+export class Shelf<T extends Item> {
+  private items: T[] = [];
+  total(): number {
+    return this.items.reduce((s: number, i: T) => s + i.weight, 0) as number;
+  }
+  add(item: T): boolean {
+    this.items.push(item);
+    return this.items.length > 0;
+  }
+}
+export const half = (x: number): number => x / 2;
+"#;
+    let cands = enumerate_source("shelf.ts", src.as_bytes(), Language::TypeScript, &rules).unwrap();
+    let functions: std::collections::BTreeSet<&str> =
+        cands.iter().map(|c| c.function.as_str()).collect();
+    assert_eq!(
+        functions.into_iter().collect::<Vec<_>>(),
+        ["Shelf.add", "Shelf.total", "clamp", "half"]
+    );
+    for c in &cands {
+        let edited = c.apply(src);
+        assert!(
+            parses_cleanly(Language::TypeScript, &edited),
+            "{} makes a broken file:\n{edited}",
+            c.mutator
+        );
+    }
+    assert!(cands.iter().any(|c| c.mutator == "js-compare-boundary" && c.function == "clamp"));
+    assert!(cands.iter().any(|c| c.mutator == "js-remove-call" && c.function == "Shelf.add"));
+    // A declaration file holds types only: not a source to mutate.
+    assert!(!Language::TypeScript.matches_path(std::path::Path::new("types/index.d.ts")));
+    assert!(Language::TypeScript.matches_path(std::path::Path::new("src/index.ts")));
+}

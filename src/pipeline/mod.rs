@@ -314,10 +314,11 @@ fn runner_spec(cfg: &RunConfig, repo: &Repo, sandbox: SandboxKind) -> RunnerSpec
     }
 }
 
-/// The mutators for a language: from `--mutators DIR` or the embedded rules.
+/// The mutators for a language: from `--mutators DIR` (laid out like `mutators/`) or the
+/// embedded rules.
 pub fn load_rules(dir: Option<&Path>, lang: Language) -> Result<Vec<Mutator>, PipelineError> {
     Ok(match dir {
-        Some(d) => mutator::load_dir(&d.join(lang.name()), lang)?,
+        Some(d) => mutator::load_tree(d, lang)?,
         None => mutator::load_embedded(lang)?,
     })
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::candidate::Candidate;
+use crate::check::Check;
 use crate::issue::{self, IssueInput};
 use crate::repo::Repo;
 use crate::task::{self, Task};
@@ -88,7 +89,10 @@ pub(super) fn build_task(
             r
         })
         .collect();
-    let buggy_run = outcome.runs.iter().find(|r| r.label == "buggy#1");
+    let buggy_run = outcome
+        .runs
+        .iter()
+        .find(|r| r.label == Check::Buggy.run(1).label());
     let input = IssueInput {
         candidate: cand,
         buggy_run,

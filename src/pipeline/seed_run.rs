@@ -4,6 +4,7 @@
 use super::*;
 use crate::baseline::{self, Baseline};
 use crate::candidate::{self, Candidate};
+use crate::check::Check;
 use crate::repo::{self, Repo};
 use crate::runner::resident::RunnerMode;
 use crate::runner::TestRunner;
@@ -271,7 +272,7 @@ pub(super) fn run_seed(
         if d.outcome
             .runs
             .first()
-            .is_some_and(|r| r.label == "screen" && !r.failures().is_empty())
+            .is_some_and(|r| Check::Screen.labels(&r.label) && !r.failures().is_empty())
         {
             s.killed += 1;
         }

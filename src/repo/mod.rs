@@ -127,6 +127,10 @@ fn test_file_rule(language: Language) -> &'static str {
             "a Java test file is *Test.java, *Tests.java or Test*.java, or a .java file under \
              src/test/ or test/"
         }
+        Language::JavaScript | Language::TypeScript => {
+            "a JavaScript or TypeScript test file is *.test.js, *.spec.ts, test-*.js and the \
+             like, or a file under test/, tests/, __tests__/ or spec/"
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! train/metrics.jsonl (unknown fields ignored, missing ones defaulted, bad lines warned of).
 
 use super::{ReportError, TrainPoint, Training};
+use crate::check::Check;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -65,7 +66,7 @@ impl CandidateLine {
     /// errors. (The same rule as the pipeline's tally, from the line's run summaries.)
     pub(super) fn killed(&self) -> bool {
         self.runs.first().is_some_and(|r| {
-            r.label == "screen"
+            Check::Screen.labels(&r.label)
                 && r.summary
                     .split(['(', ','])
                     .map(str::trim)

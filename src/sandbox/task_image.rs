@@ -106,6 +106,12 @@ pub fn render(spec: &TaskImageSpec<'_>, from: &RepoImageInfo) -> Result<String, 
                 image::JAVA_BUILD_CACHE
             ),
         ),
+        Language::JavaScript | Language::TypeScript => {
+            return Err(ImageError::Unsupported(format!(
+                "no task image recipe for {} repositories yet",
+                spec.language
+            )))
+        }
     };
     // `ENV KEY="value"`, the value as a JSON string (Dockerfile double quotes).
     let env_pairs: Vec<String> = from

@@ -45,11 +45,13 @@ impl ToolchainId {
     }
 
     /// The toolchain a record written before records named theirs used: the only one its
-    /// language had.
-    pub fn default_for(language: Language) -> ToolchainId {
+    /// language had. `None` for the languages that came later (JavaScript, TypeScript): their
+    /// records always name theirs.
+    pub fn default_for(language: Language) -> Option<ToolchainId> {
         match language {
-            Language::Python => ToolchainId::PythonPytest,
-            Language::Java => ToolchainId::JavaMaven,
+            Language::Python => Some(ToolchainId::PythonPytest),
+            Language::Java => Some(ToolchainId::JavaMaven),
+            Language::JavaScript | Language::TypeScript => None,
         }
     }
 }
@@ -192,7 +194,7 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", id.as_str()));
             assert_eq!(serde_json::from_str::<ToolchainId>(&json).unwrap(), id);
             assert_eq!(id.toolchain().id(), id);
-            assert_eq!(ToolchainId::default_for(id.toolchain().language()), id);
+            assert_eq!(ToolchainId::default_for(id.toolchain().language()), Some(id));
         }
     }
 

@@ -378,7 +378,7 @@ impl RewardEnv {
             detail,
         };
         let (env, kind) = self.envs.for_task(task).map_err(env_err)?;
-        let runner = self.envs.runner(task, kind);
+        let runner = self.envs.runner(task, kind).map_err(env_err)?;
         let pool = self.pool(task, &env, 1)?;
         for _ in 0..repeats.max(1) {
             let problems = audit::check_task(pool[0].as_mut(), runner.as_ref(), task);
@@ -467,7 +467,13 @@ impl RewardEnv {
                 instance_id: task.instance_id.clone(),
                 detail,
             })?;
-        let fresh = self.envs.runner(task, kind);
+        let fresh = self
+            .envs
+            .runner(task, kind)
+            .map_err(|detail| RewardError::Environment {
+                instance_id: task.instance_id.clone(),
+                detail,
+            })?;
         let repeats = self.cfg.repeats.max(1);
         let budget = run_budget(task);
         let digest = task_digest(task);

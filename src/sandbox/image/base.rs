@@ -51,6 +51,14 @@ pub const JAVA_TOOLCHAIN_PACKAGES: &[&str] = &[
     "libjacoco-java",
 ];
 
+/// What every JavaScript or TypeScript container needs besides node: python3 runs the agent,
+/// git the resets.
+pub const NODE_SYSTEM_PACKAGES: &[&str] =
+    &["python3", "git", "ca-certificates", "coreutils", "procps"];
+/// Node and the test frameworks Debian packages (offline: no npm registry is needed for
+/// them), with TypeScript's compiler.
+pub const NODE_TOOLCHAIN_PACKAGES: &[&str] = &["nodejs", "jest", "mocha", "node-typescript"];
+
 /// What the base image of a language holds and how it is made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BaseRecipe {
@@ -92,6 +100,12 @@ pub fn base_recipe(language: Language) -> BaseRecipe {
             packages: JAVA_SYSTEM_PACKAGES,
             later_packages: JAVA_TOOLCHAIN_PACKAGES,
             version_label: "java",
+        },
+        Language::JavaScript | Language::TypeScript => BaseRecipe {
+            language,
+            packages: NODE_SYSTEM_PACKAGES,
+            later_packages: NODE_TOOLCHAIN_PACKAGES,
+            version_label: "node",
         },
     }
 }

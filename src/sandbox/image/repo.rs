@@ -107,6 +107,12 @@ pub fn repo_tag(repo: &Repo, base_id: &str) -> Result<String, ImageError> {
                 &warmup,
             ]
         }
+        Language::JavaScript | Language::TypeScript => {
+            return Err(ImageError::Unsupported(format!(
+                "no repository image recipe for {} projects yet",
+                repo.profile.language
+            )))
+        }
     };
     let mut h = blake3::Hasher::new();
     for part in parts {

@@ -404,8 +404,21 @@ fn write_rootfs_tar(rootfs: &Path, out: &Path) -> Result<(), ImageError> {
     Ok(())
 }
 
+/// The version of the installed `package` in a dpkg status file.
+fn dpkg_version(status: &str, package: &str) -> Option<String> {
+    status.split("\n\n").find_map(|stanza| {
+        let mut lines = stanza.lines();
+        let named = lines.clone().any(|l| l == format!("Package: {package}"));
+        let installed = stanza.lines().any(|l| l.starts_with("Status:") && l.ends_with(" installed"));
+        (named && installed)
+            .then(|| lines.find_map(|l| l.strip_prefix("Version: ").map(str::to_string)))
+            .flatten()
+    })
+}
+
 /// The runtime version a root file system ships: Python's `3.11` from `usr/bin/python3.N`,
-/// the JDK's `17.0.15` from `JAVA_VERSION` in `usr/lib/jvm/<jdk>/release`.
+/// the JDK's `17.0.15` from `JAVA_VERSION` in `usr/lib/jvm/<jdk>/release`, node's from the
+/// `nodejs` package's entry in dpkg's status file (`18.19.0+dfsg-6~deb12u2`).
 fn rootfs_runtime_version(rootfs_tar: &Path, language: Language) -> Option<String> {
     let f = fs::File::open(rootfs_tar).ok()?;
     let mut archive = tar::Archive::new(std::io::BufReader::with_capacity(1 << 20, f));
@@ -419,6 +432,14 @@ fn rootfs_runtime_version(rootfs_tar: &Path, language: Language) -> Option<Strin
                         return Some(format!("3.{v}"));
                     }
                 }
+            }
+            Language::JavaScript | Language::TypeScript => {
+                if path != "var/lib/dpkg/status" {
+                    continue;
+                }
+                let mut text = String::new();
+                entry.read_to_string(&mut text).ok()?;
+                return dpkg_version(&text, "nodejs");
             }
             Language::Java => {
                 let Some(rest) = path.strip_prefix("usr/lib/jvm/") else {
@@ -535,5 +556,28 @@ mod tests {
             Some("17.0.19")
         );
         assert_eq!(rootfs_runtime_version(&tar, Language::Python), None);
+    }
+
+    #[test]
+    fn reads_the_node_version_from_dpkg_status() {
+        let status = "Package: nodejs-doc\nStatus: install ok installed\nVersion: 1.0\n\n\
+                      Package: nodejs\nStatus: deinstall ok config-files\nVersion: 12.0\n\n\
+                      Package: nodejs\nStatus: install ok installed\nPriority: optional\n\
+                      Version: 18.19.0+dfsg-6~deb12u2\n\n";
+        assert_eq!(
+            dpkg_version(status, "nodejs").as_deref(),
+            Some("18.19.0+dfsg-6~deb12u2")
+        );
+        assert_eq!(dpkg_version(status, "jest"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        fs::create_dir_all(root.join("var/lib/dpkg")).unwrap();
+        fs::write(root.join("var/lib/dpkg/status"), status).unwrap();
+        let tar = dir.path().join("root.tar");
+        write_rootfs_tar(&root, &tar).unwrap();
+        assert_eq!(
+            rootfs_runtime_version(&tar, Language::JavaScript).as_deref(),
+            Some("18.19.0+dfsg-6~deb12u2")
+        );
     }
 }
