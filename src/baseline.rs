@@ -6,6 +6,7 @@ use crate::coverage::CoverageMap;
 use crate::run::{Run, RunEnd, TestStatus};
 use crate::runner::{RunBudget, RunnerError, TestRunner};
 use crate::sandbox::Worker;
+use crate::timeouts::TimeoutPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -17,15 +18,8 @@ pub struct BaselineConfig {
     pub repeats: usize,
     /// Hard timeout of one baseline run.
     pub timeout: Duration,
-    /// Later runs get a CPU-time limit of `factor × the most CPU a baseline run used + slack`
-    /// (at least `min_timeout`), and a wall-clock timeout of `wall_factor ×` the slowest
-    /// baseline run + `wall_slack` (at least twice the CPU limit): the CPU limit catches endless
-    /// loops whatever the machine's load; the wall clock catches hangs that use no CPU.
-    pub factor: f64,
-    pub slack: Duration,
-    pub wall_factor: f64,
-    pub wall_slack: Duration,
-    pub min_timeout: Duration,
+    /// The limits of later runs, from the baseline's ([`TimeoutPolicy::verification`]).
+    pub timeouts: TimeoutPolicy,
 }
 
 impl Default for BaselineConfig {
@@ -33,11 +27,7 @@ impl Default for BaselineConfig {
         BaselineConfig {
             repeats: 3,
             timeout: Duration::from_secs(900),
-            factor: 3.0,
-            slack: Duration::from_secs(5),
-            wall_factor: 10.0,
-            wall_slack: Duration::from_secs(30),
-            min_timeout: Duration::from_secs(10),
+            timeouts: TimeoutPolicy::default(),
         }
     }
 }
@@ -259,12 +249,9 @@ pub fn classify(
         .map(|r| r.cpu_s)
         .collect::<Option<Vec<f64>>>()
         .map(|v| v.into_iter().fold(0.0, f64::max));
-    let min = cfg.min_timeout.as_secs_f64();
-    let slack = cfg.slack.as_secs_f64();
-    let run_cpu_limit_s = suite_cpu_seconds.map(|c| (cfg.factor * c + slack).max(min));
-    let run_timeout_s = (cfg.wall_factor * suite_seconds + cfg.wall_slack.as_secs_f64())
-        .max(2.0 * run_cpu_limit_s.unwrap_or(min))
-        .max(min);
+    let (run_timeout_s, run_cpu_limit_s) = cfg
+        .timeouts
+        .verification(suite_seconds, suite_cpu_seconds);
     Ok(Baseline {
         runs,
         coverage_run,

@@ -20,14 +20,9 @@ pub struct MutateBench {
     pub skipped_files: usize,
 }
 
-/// Directories the walk never enters: hidden ones (`.git`, `.venv`), caches and installed
-/// third-party packages (`site-packages`).
-fn skipped_dir(name: &str) -> bool {
-    name.starts_with('.') || matches!(name, "__pycache__" | "site-packages" | "node_modules")
-}
-
-/// Walk `dir` for files of `lang` (all languages whose extension matches when None),
-/// excluding test files (`Language::is_test_path` on the dir-relative path), enumerate with
+/// The source files of `lang` under `dir` (all languages whose extension matches when None;
+/// [`crate::repo::source_files`], the walk `run` and `mutate` use, test files excluded),
+/// enumerate with
 /// the embedded rules, time the enumeration (reading files included, rule loading excluded).
 pub fn mutate_dir(dir: &Path, lang: Option<Language>) -> Result<MutateBench, MutatorError> {
     let languages: Vec<Language> = match lang {
@@ -35,30 +30,13 @@ pub fn mutate_dir(dir: &Path, lang: Option<Language>) -> Result<MutateBench, Mut
         None => Language::ALL.to_vec(),
     };
     let mut by_lang: BTreeMap<Language, Vec<String>> = BTreeMap::new();
-    let walk = walkdir::WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            e.depth() == 0
-                || !e.file_type().is_dir()
-                || !skipped_dir(&e.file_name().to_string_lossy())
-        });
-    for entry in walk.filter_map(Result::ok) {
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(dir) else {
-            continue;
-        };
-        let rel = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
-        if let Some(l) = languages.iter().find(|l| l.matches_path(entry.path())) {
-            if !l.is_test_path(&rel) {
-                by_lang.entry(*l).or_default().push(rel);
-            }
+    let files = crate::repo::source_files(dir, None, false).map_err(|e| MutatorError::Io {
+        file: dir.display().to_string(),
+        source: e,
+    })?;
+    for (l, rel) in files {
+        if languages.contains(&l) {
+            by_lang.entry(l).or_default().push(rel);
         }
     }
     let mut rules = BTreeMap::new();

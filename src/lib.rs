@@ -31,6 +31,7 @@ pub mod store;
 pub mod synth;
 pub mod task;
 pub mod task_images;
+pub mod timeouts;
 pub mod toolchain;
 pub mod train;
 pub mod verdict;

@@ -662,8 +662,7 @@ fn tests_detail(ids: &[String], of: usize, what: &str, run: &Run) -> String {
 /// The limits of one audit run: ten times the longest run the record's evidence shows, plus
 /// a minute, at most an hour.
 pub fn budget(task: &Task) -> RunBudget {
-    let longest = longest_recorded_run(task);
-    RunBudget::wall(Duration::from_secs_f64((longest * 10.0 + 60.0).min(3600.0)))
+    crate::timeouts::replay(longest_recorded_run(task))
 }
 
 /// Seconds of the longest run in the record's verification evidence (0 when none).

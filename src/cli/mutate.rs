@@ -78,40 +78,10 @@ fn source_files(
             .into_owned();
         return Ok((root, vec![name]));
     }
-    let mut files = Vec::new();
-    for entry in walkdir::WalkDir::new(path)
-        .sort_by_file_name()
+    let files = swe_forge::repo::source_files(path, lang, include_tests)
+        .with_context(|| format!("walking {}", path.display()))?
         .into_iter()
-        .filter_entry(|e| {
-            let n = e.file_name().to_string_lossy();
-            !(e.depth() > 0
-                && (n.starts_with('.')
-                    || n == "__pycache__"
-                    || n == "node_modules"
-                    || n == "target"))
-        })
-    {
-        let entry = entry?;
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let rel = entry
-            .path()
-            .strip_prefix(path)
-            .expect("under root")
-            .to_string_lossy()
-            .replace('\\', "/");
-        let language = Language::ALL
-            .into_iter()
-            .find(|l| l.matches_path(entry.path()));
-        let Some(language) = language else { continue };
-        if lang.is_some_and(|l| l != language) {
-            continue;
-        }
-        if !include_tests && language.is_test_path(&rel) {
-            continue;
-        }
-        files.push(rel);
-    }
+        .map(|(_, rel)| rel)
+        .collect();
     Ok((path.to_path_buf(), files))
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use swe_forge::baseline::BaselineConfig;
+use swe_forge::timeouts::TimeoutPolicy;
 use swe_forge::candidate::Budget;
 use swe_forge::pipeline::{self, RunConfig};
 use swe_forge::sandbox::Limits;
@@ -47,8 +48,10 @@ pub(crate) fn run_pipeline(
         baseline: BaselineConfig {
             repeats: args.baseline_repeats,
             timeout: Duration::from_secs(args.baseline_timeout),
-            min_timeout: Duration::from_secs(args.min_timeout),
-            ..BaselineConfig::default()
+            timeouts: TimeoutPolicy {
+                min_timeout: Duration::from_secs(args.min_timeout),
+                ..TimeoutPolicy::default()
+            },
         },
         verify: VerifyConfig {
             repeats: args.repeats,

@@ -182,7 +182,7 @@ pub fn write_task(t: &Task, dir: &Path) -> Result<(), String> {
         fail_to_pass => t.fail_to_pass,
         pass_to_pass => t.pass_to_pass,
         tool_version => t.metadata.tool_version,
-        verifier_timeout => format!("{:.1}", (longest * 10.0 + 300.0).max(600.0)),
+        verifier_timeout => format!("{:.1}", crate::timeouts::harbor_verifier_s(longest)),
         image => image,
         tests => tests,
         excludes => excludes,

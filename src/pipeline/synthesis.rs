@@ -229,7 +229,7 @@ pub(super) fn synthesize(
     mut outcome: Outcome,
 ) -> Outcome {
     let started = Instant::now();
-    let timeout = Duration::from_secs_f64(ctx.baseline.run_timeout_s.max(10.0) * 5.0);
+    let timeout = crate::timeouts::synthesis(ctx.baseline.run_timeout_s);
     // Code no test and no import ran may be code no caller can run at all.
     if outcome.verdict.reason() == Some(crate::verdict::Reason::NotCovered) {
         match synth::unreachable(worker, setup, cand, timeout) {

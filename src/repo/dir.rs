@@ -1,5 +1,6 @@
-//! Plain directories: the walk that imports and profiles share (tool caches, virtualenvs and
-//! build outputs skipped), and a directory committed as one parentless commit with a fixed
+//! Plain directories: the one walk that imports, profiles, `mutate` and `bench mutate` share
+//! (tool caches, virtualenvs, installed packages and build outputs skipped), and a directory
+//! committed as one parentless commit with a fixed
 //! signature, so the same content always gives the same id.
 
 use super::{ensure_dir, Ctx, ImportError};
@@ -9,8 +10,10 @@ use std::path::{Path, PathBuf};
 use tracing::info;
 
 /// Directory names skipped at any depth when importing a directory and when profiling.
-const SKIP_DIRS_ANYWHERE: [&str; 9] = [
+const SKIP_DIRS_ANYWHERE: [&str; 11] = [
     ".git",
+    "node_modules",
+    "site-packages",
     "__pycache__",
     ".pytest_cache",
     ".venv",
@@ -38,6 +41,15 @@ fn is_skipped(name: &OsStr, depth: usize, is_dir: bool) -> bool {
     } else {
         name.ends_with(".pyc") || name.ends_with(".pyo")
     }
+}
+
+/// Whether a repository-relative path lies under a hidden directory (`.github/`,
+/// `.hypothesis/`): imported, but never a source to mutate.
+pub(super) fn in_hidden_dir(rel: &str) -> bool {
+    rel.split('/')
+        .rev()
+        .skip(1)
+        .any(|d| d.starts_with('.') && d != "." && d != "..")
 }
 
 /// Walk `root` in a stable order, skipping what [`is_skipped`] says, yielding every entry

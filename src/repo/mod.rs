@@ -25,7 +25,7 @@ mod sdist;
 #[cfg(test)]
 mod tests;
 
-pub use profile::{profile, Profile};
+pub use profile::{profile, source_files, Profile};
 
 use crate::lang::Language;
 use crate::seed::{Seed, SeedError, Source};

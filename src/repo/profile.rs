@@ -2,7 +2,7 @@
 //! and source files, what the project ships), from its files and the seed's include/exclude
 //! globs.
 
-use super::dir::walk;
+use super::dir::{in_hidden_dir, walk};
 use super::python::python_profile;
 use super::{Ctx, ImportError};
 use crate::lang::Language;
@@ -57,7 +57,8 @@ pub fn profile(root: &Path, seed: &Seed) -> Result<Profile, ImportError> {
     let files = list_files(&cx, root)?;
     let filter = SourceFilter::new(seed)?;
     let language = seed.language;
-    let is_code = |f: &&String| language.matches_path(Path::new(f.as_str()));
+    let is_code =
+        |f: &&String| language.matches_path(Path::new(f.as_str())) && !in_hidden_dir(f.as_str());
     let test_files: Vec<String> = files
         .iter()
         .filter(is_code)
@@ -127,16 +128,46 @@ pub fn profile(root: &Path, seed: &Seed) -> Result<Profile, ImportError> {
     Ok(profile)
 }
 
+/// The source files under `root` (`mutate`, `bench mutate`), repository-relative with `/`,
+/// sorted, with their language (`lang`, or the one whose extensions match): the walk imports
+/// and profiles use, less hidden directories and, unless `include_tests`, test files.
+pub fn source_files(
+    root: &Path,
+    lang: Option<Language>,
+    include_tests: bool,
+) -> Result<Vec<(Language, String)>, std::io::Error> {
+    let mut out = Vec::new();
+    for rel in walked_files(root).map_err(std::io::Error::other)? {
+        if in_hidden_dir(&rel) {
+            continue;
+        }
+        let path = Path::new(&rel);
+        let Some(language) = Language::ALL.into_iter().find(|l| l.matches_path(path)) else {
+            continue;
+        };
+        if lang.is_some_and(|l| l != language) || (!include_tests && language.is_test_path(&rel))
+        {
+            continue;
+        }
+        out.push((language, rel));
+    }
+    Ok(out)
+}
+
 /// Every regular file under `root` (not skipped), repository-relative with `/`, sorted.
 /// Symbolic links and non-UTF-8 names are left out.
 fn list_files(cx: &Ctx<'_>, root: &Path) -> Result<Vec<String>, ImportError> {
+    walked_files(root).map_err(|e| ImportError::Io {
+        seed: cx.seed.to_string(),
+        action: format!("cannot walk {}", root.display()),
+        error: e.into(),
+    })
+}
+
+fn walked_files(root: &Path) -> Result<Vec<String>, walkdir::Error> {
     let mut files = Vec::new();
     for entry in walk(root) {
-        let entry = entry.map_err(|e| ImportError::Io {
-            seed: cx.seed.to_string(),
-            action: format!("cannot walk {}", root.display()),
-            error: e.into(),
-        })?;
+        let entry = entry?;
         if !entry.file_type().is_file() {
             continue;
         }
@@ -144,9 +175,7 @@ fn list_files(cx: &Ctx<'_>, root: &Path) -> Result<Vec<String>, ImportError> {
         let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
         match parts {
             Some(parts) => files.push(parts.join("/")),
-            None => {
-                warn!(seed = cx.seed, path = %rel.display(), "skipping a file whose name is not UTF-8")
-            }
+            None => warn!(path = %rel.display(), "skipping a file whose name is not UTF-8"),
         }
     }
     files.sort();
@@ -407,6 +436,40 @@ mod tests {
     use super::*;
     use crate::repo::import;
     use crate::repo::tests::{flat_project, seed, write};
+
+    #[test]
+    fn one_walk_lists_sources_for_mutate_and_bench() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        for f in [
+            "pkg/core.py",
+            "pkg/tests/test_core.py",
+            "lib/shelf.js",
+            "lib/shelf.test.js",
+            "src/index.ts",
+            "types/index.d.ts",
+            "node_modules/dep/index.js",
+            ".github/scripts/release.py",
+            ".venv/lib/site.py",
+            "build/lib/pkg/core.py",
+            "README.md",
+        ] {
+            write(r, f, "x = 1\n");
+        }
+        let all = source_files(r, None, false).unwrap();
+        let names: Vec<(Language, &str)> = all.iter().map(|(l, f)| (*l, f.as_str())).collect();
+        assert_eq!(
+            names,
+            [
+                (Language::JavaScript, "lib/shelf.js"),
+                (Language::Python, "pkg/core.py"),
+                (Language::TypeScript, "src/index.ts"),
+            ]
+        );
+        let with_tests = source_files(r, Some(Language::Python), true).unwrap();
+        assert_eq!(with_tests.len(), 2, "{with_tests:?}");
+        assert!(in_hidden_dir(".github/x.py") && !in_hidden_dir("pkg/.x.py"));
+    }
 
     #[test]
     fn a_node_project_ships_its_code_and_names_its_test_runner() {

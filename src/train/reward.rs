@@ -721,11 +721,7 @@ fn grade_one(
 /// audit's wall-clock budget, plus a CPU-time limit per process (3 × the longest recorded run
 /// + 10 s), so that an edit that loops forever is stopped soon.
 fn run_budget(task: &Task) -> RunBudget {
-    let longest = audit::longest_recorded_run(task);
-    RunBudget {
-        wall: audit::budget(task).wall,
-        cpu: Some(Duration::from_secs_f64(longest * 3.0 + 10.0)),
-    }
+    crate::timeouts::reward(audit::longest_recorded_run(task))
 }
 
 /// The cache key of an edit text: blake3 (hex) of its normalized form. An edit that parses is
