@@ -249,9 +249,8 @@ pub fn classify(
         .map(|r| r.cpu_s)
         .collect::<Option<Vec<f64>>>()
         .map(|v| v.into_iter().fold(0.0, f64::max));
-    let (run_timeout_s, run_cpu_limit_s) = cfg
-        .timeouts
-        .verification(suite_seconds, suite_cpu_seconds);
+    let (run_timeout_s, run_cpu_limit_s) =
+        cfg.timeouts.verification(suite_seconds, suite_cpu_seconds);
     Ok(Baseline {
         runs,
         coverage_run,

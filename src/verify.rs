@@ -21,8 +21,8 @@
 //! baseline's runs, referenced by tree id ([`ReusedCheck`]); `recheck_identical` runs it anyway.
 
 use crate::baseline::Baseline;
-use crate::check::Check;
 use crate::candidate::Candidate;
+use crate::check::Check;
 use crate::run::{Run, RunEnd, TestStatus};
 use crate::runner::{RunnerError, TestRunner};
 use crate::sandbox::{SandboxError, Worker};
@@ -293,7 +293,12 @@ fn verify_inner(
     // Screening: only the covering tests, once.
     worker.reset()?;
     worker.apply_patch(&cand.bug_patch)?;
-    let screen = runner.run(worker, &Check::Screen.run(0).label(), Some(&covering), budget)?;
+    let screen = runner.run(
+        worker,
+        &Check::Screen.run(0).label(),
+        Some(&covering),
+        budget,
+    )?;
     let screen_failures: BTreeSet<String> = screen.failures().into_iter().collect();
     let bad = abnormal(&screen);
     out.runs.push(screen);
@@ -661,7 +666,12 @@ fn synthesized_inner(
         worker.reset()?;
         worker.apply_patch(test_patch).map_err(synth_patch)?;
         worker.apply_patch(&cand.bug_patch)?;
-        let run = runner.run(worker, &Check::Buggy.run(i).label(), rerun.as_deref(), budget)?;
+        let run = runner.run(
+            worker,
+            &Check::Buggy.run(i).label(),
+            rerun.as_deref(),
+            budget,
+        )?;
         let bad = abnormal(&run);
         let passing_new: Vec<&String> = new_tests
             .iter()
@@ -751,7 +761,10 @@ fn synthesized_inner(
                 } else {
                     Reason::Flaky
                 },
-                format!("{}: {t} does not pass with the gold fix", Check::Fixed.run(i)),
+                format!(
+                    "{}: {t} does not pass with the gold fix",
+                    Check::Fixed.run(i)
+                ),
             ));
         }
     }

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use swe_forge::baseline::BaselineConfig;
-use swe_forge::timeouts::TimeoutPolicy;
 use swe_forge::candidate::Budget;
 use swe_forge::pipeline::{self, RunConfig};
 use swe_forge::sandbox::Limits;
+use swe_forge::timeouts::TimeoutPolicy;
 use swe_forge::verify::VerifyConfig;
 
 pub(crate) fn run(

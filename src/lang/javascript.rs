@@ -26,7 +26,9 @@ pub fn is_test_path(rel: &str) -> bool {
 
 /// Whether a path is a TypeScript declaration file (`*.d.ts`): types only, nothing to mutate.
 pub fn is_declaration_file(rel: &str) -> bool {
-    [".d.ts", ".d.mts", ".d.cts"].iter().any(|s| rel.ends_with(s))
+    [".d.ts", ".d.mts", ".d.cts"]
+        .iter()
+        .any(|s| rel.ends_with(s))
 }
 
 /// Statement kinds that stand alone in a block (declarations of functions and classes are
@@ -50,7 +52,12 @@ const STATEMENTS: &[&str] = &[
 ];
 
 /// Nodes whose statement children are a plain sequence of statements.
-const STATEMENT_PARENTS: &[&str] = &["statement_block", "program", "switch_case", "switch_default"];
+const STATEMENT_PARENTS: &[&str] = &[
+    "statement_block",
+    "program",
+    "switch_case",
+    "switch_default",
+];
 
 /// Expression kinds that parse alone as the same kind (as an expression statement). Object
 /// literals (a block when alone), function and class expressions (a declaration when alone)
@@ -229,13 +236,21 @@ impl Syntax for JavaScriptSyntax {
         }
         if node.kind() == "parenthesized_expression" {
             // An `if`'s condition keeps its parentheses: `if (!(x < y))`.
-            if let Some(inner) = node.named_child(0).filter(|_| node.named_child_count() == 1) {
+            if let Some(inner) = node
+                .named_child(0)
+                .filter(|_| node.named_child_count() == 1)
+            {
                 return format!("({})", self.negate(inner, src));
             }
         }
         match node.kind() {
-            "identifier" | "call_expression" | "member_expression" | "subscript_expression"
-            | "true" | "false" | "this" => format!("!{}", text(node)),
+            "identifier"
+            | "call_expression"
+            | "member_expression"
+            | "subscript_expression"
+            | "true"
+            | "false"
+            | "this" => format!("!{}", text(node)),
             _ => format!("!({})", text(node)),
         }
     }
@@ -266,8 +281,12 @@ impl Syntax for JavaScriptSyntax {
             return false;
         };
         match parent.kind() {
-            "unary_expression" | "member_expression" | "call_expression"
-            | "subscript_expression" | "update_expression" | "await_expression"
+            "unary_expression"
+            | "member_expression"
+            | "call_expression"
+            | "subscript_expression"
+            | "update_expression"
+            | "await_expression"
             | "new_expression" => true,
             "binary_expression" => !parent
                 .child_by_field_name("operator")
@@ -338,7 +357,12 @@ mod tests {
         ] {
             assert!(is_test_path(t), "{t}");
         }
-        for s in ["src/shelf.js", "lib/testing-utils.js", "index.ts", "src/contest.js"] {
+        for s in [
+            "src/shelf.js",
+            "lib/testing-utils.js",
+            "index.ts",
+            "src/contest.js",
+        ] {
             assert!(!is_test_path(s), "{s}");
         }
         assert!(is_declaration_file("types/index.d.ts"));

@@ -74,9 +74,7 @@ impl Language {
     /// Whether `path` has one of this language's extensions.
     pub fn matches_path(self, path: &Path) -> bool {
         let declaration = self == Language::TypeScript
-            && path
-                .to_str()
-                .is_some_and(javascript::is_declaration_file);
+            && path.to_str().is_some_and(javascript::is_declaration_file);
         !declaration
             && path
                 .extension()

@@ -36,7 +36,10 @@ fn load_for(name: &str, yaml: &str, lang: Language) -> Result<Option<Mutator>, M
 /// Load every `*.yaml` rule in `dir` (sorted by name); all must be valid rules for `lang`,
 /// named after their id, with no id twice.
 pub fn load_dir(dir: &Path, lang: Language) -> Result<Vec<Mutator>, MutatorError> {
-    let files = rule_files(dir)?.into_iter().map(|(n, t)| (n, t, false)).collect();
+    let files = rule_files(dir)?
+        .into_iter()
+        .map(|(n, t)| (n, t, false))
+        .collect();
     load_all(files, lang)
 }
 
@@ -52,11 +55,7 @@ pub fn load_tree(root: &Path, lang: Language) -> Result<Vec<Mutator>, MutatorErr
         if (borrowed || borrows) && !dir.is_dir() {
             continue;
         }
-        files.extend(
-            rule_files(&dir)?
-                .into_iter()
-                .map(|(n, t)| (n, t, borrowed)),
-        );
+        files.extend(rule_files(&dir)?.into_iter().map(|(n, t)| (n, t, borrowed)));
     }
     load_all(files, lang)
 }

@@ -551,14 +551,22 @@ fn embedded_javascript_rules_cover_every_category_and_typescript_shares_them() {
     }
     let ts = load_embedded(Language::TypeScript).unwrap();
     let ids = |rules: &[Mutator]| rules.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
-    assert_eq!(ids(&ts), ids(&js), "TypeScript loads every rule that names it");
+    assert_eq!(
+        ids(&ts),
+        ids(&js),
+        "TypeScript loads every rule that names it"
+    );
     for rule in js.iter().chain(&ts) {
         assert!(rule.id.starts_with("js-"), "{}", rule.id);
         let name = format!("example.{}", rule.language.extensions()[0]);
         for ex in rule.examples() {
-            let cands =
-                enumerate_source(&name, ex.before.as_bytes(), rule.language, std::slice::from_ref(rule))
-                    .unwrap();
+            let cands = enumerate_source(
+                &name,
+                ex.before.as_bytes(),
+                rule.language,
+                std::slice::from_ref(rule),
+            )
+            .unwrap();
             assert!(
                 cands.iter().any(|c| c.apply(&ex.before) == ex.after),
                 "{} ({}): example does not hold:\n{}",
@@ -614,8 +622,16 @@ const count = (items) => items.filter((i) => i?.ok).length - 1;
             c.mutator
         );
     }
-    for rule in ["js-nullish-to-or", "js-optional-chain-drop", "js-remove-guard", "js-arith-swap"] {
-        assert!(cands.iter().any(|c| c.mutator == rule), "no {rule} candidate");
+    for rule in [
+        "js-nullish-to-or",
+        "js-optional-chain-drop",
+        "js-remove-guard",
+        "js-arith-swap",
+    ] {
+        assert!(
+            cands.iter().any(|c| c.mutator == rule),
+            "no {rule} candidate"
+        );
     }
 }
 
@@ -656,8 +672,12 @@ export const half = (x: number): number => x / 2;
             c.mutator
         );
     }
-    assert!(cands.iter().any(|c| c.mutator == "js-compare-boundary" && c.function == "clamp"));
-    assert!(cands.iter().any(|c| c.mutator == "js-remove-call" && c.function == "Shelf.add"));
+    assert!(cands
+        .iter()
+        .any(|c| c.mutator == "js-compare-boundary" && c.function == "clamp"));
+    assert!(cands
+        .iter()
+        .any(|c| c.mutator == "js-remove-call" && c.function == "Shelf.add"));
     // A declaration file holds types only: not a source to mutate.
     assert!(!Language::TypeScript.matches_path(std::path::Path::new("types/index.d.ts")));
     assert!(Language::TypeScript.matches_path(std::path::Path::new("src/index.ts")));

@@ -145,8 +145,7 @@ pub fn source_files(
         let Some(language) = Language::ALL.into_iter().find(|l| l.matches_path(path)) else {
             continue;
         };
-        if lang.is_some_and(|l| l != language) || (!include_tests && language.is_test_path(&rel))
-        {
+        if lang.is_some_and(|l| l != language) || (!include_tests && language.is_test_path(&rel)) {
             continue;
         }
         out.push((language, rel));
@@ -351,7 +350,12 @@ fn node_profile(
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
     Profile {
         language,
-        build_system: if package_json.is_some() { "npm" } else { "none" }.to_string(),
+        build_system: if package_json.is_some() {
+            "npm"
+        } else {
+            "none"
+        }
+        .to_string(),
         test_framework: package_json
             .as_ref()
             .map(node_test_framework)
@@ -488,7 +492,10 @@ mod tests {
             assert!(!is_shipped_script(tool), "{tool}");
         }
         let pj = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap();
-        assert_eq!(node_test_framework(&pj(r#"{"scripts":{"test":"jest --ci"}}"#)), "jest");
+        assert_eq!(
+            node_test_framework(&pj(r#"{"scripts":{"test":"jest --ci"}}"#)),
+            "jest"
+        );
         assert_eq!(
             node_test_framework(&pj(r#"{"scripts":{"test":"nyc mocha test/"}}"#)),
             "mocha"
@@ -498,7 +505,9 @@ mod tests {
             "node"
         );
         assert_eq!(
-            node_test_framework(&pj(r#"{"scripts":{"test":"tap"},"devDependencies":{"mocha":"10"}}"#)),
+            node_test_framework(&pj(
+                r#"{"scripts":{"test":"tap"},"devDependencies":{"mocha":"10"}}"#
+            )),
             "mocha"
         );
         assert_eq!(node_test_framework(&pj(r#"{"name":"x"}"#)), "");

@@ -194,7 +194,10 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", id.as_str()));
             assert_eq!(serde_json::from_str::<ToolchainId>(&json).unwrap(), id);
             assert_eq!(id.toolchain().id(), id);
-            assert_eq!(ToolchainId::default_for(id.toolchain().language()), Some(id));
+            assert_eq!(
+                ToolchainId::default_for(id.toolchain().language()),
+                Some(id)
+            );
         }
     }
 

@@ -409,7 +409,9 @@ fn dpkg_version(status: &str, package: &str) -> Option<String> {
     status.split("\n\n").find_map(|stanza| {
         let mut lines = stanza.lines();
         let named = lines.clone().any(|l| l == format!("Package: {package}"));
-        let installed = stanza.lines().any(|l| l.starts_with("Status:") && l.ends_with(" installed"));
+        let installed = stanza
+            .lines()
+            .any(|l| l.starts_with("Status:") && l.ends_with(" installed"));
         (named && installed)
             .then(|| lines.find_map(|l| l.strip_prefix("Version: ").map(str::to_string)))
             .flatten()
