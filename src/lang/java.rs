@@ -98,14 +98,6 @@ const ANY_EXPRESSION_FIELDS: &[(&str, &str)] = &[
     ("lambda_expression", "body"),
 ];
 
-fn is_field_child(parent: Node<'_>, field: &str, node: Node<'_>) -> bool {
-    let mut cursor = parent.walk();
-    let found = parent
-        .children_by_field_name(field, &mut cursor)
-        .any(|c| c.id() == node.id());
-    found
-}
-
 /// The syntax facts of tree-sitter-java. Edits are checked on the smallest statement or
 /// expression around them that parses alone (`expr;` for an expression), like Python's.
 pub struct JavaSyntax;
@@ -284,19 +276,13 @@ impl Syntax for JavaSyntax {
                 .contains(&parent.kind())
                 .then_some(Region::Statement);
         }
-        if !EXPRESSIONS.contains(&kind) {
-            return None;
-        }
-        let pk = parent.kind();
-        let any = ANY_EXPRESSION_PARENTS.contains(&pk)
-            || ANY_EXPRESSION_FIELDS
-                .iter()
-                .any(|(p, f)| *p == pk && is_field_child(parent, f, node));
-        Some(if any {
-            Region::AnyExpression
-        } else {
-            Region::SameKind
-        })
+        super::expression_region(
+            node,
+            parent,
+            EXPRESSIONS,
+            ANY_EXPRESSION_PARENTS,
+            ANY_EXPRESSION_FIELDS,
+        )
     }
 
     fn is_expression(&self, kind: &str) -> bool {

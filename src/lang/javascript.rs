@@ -115,14 +115,6 @@ const ANY_EXPRESSION_FIELDS: &[(&str, &str)] = &[
     ("ternary_expression", "alternative"),
 ];
 
-fn is_field_child(parent: Node<'_>, field: &str, node: Node<'_>) -> bool {
-    let mut cursor = parent.walk();
-    let found = parent
-        .children_by_field_name(field, &mut cursor)
-        .any(|c| c.id() == node.id());
-    found
-}
-
 /// The function a `const name = (…) => …` or `const name = function (…) {…}` declarator
 /// holds: its name and body.
 fn declared_function<'t>(node: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
@@ -303,19 +295,13 @@ impl Syntax for JavaScriptSyntax {
                 .contains(&parent.kind())
                 .then_some(Region::Statement);
         }
-        if !EXPRESSIONS.contains(&kind) {
-            return None;
-        }
-        let pk = parent.kind();
-        let any = ANY_EXPRESSION_PARENTS.contains(&pk)
-            || ANY_EXPRESSION_FIELDS
-                .iter()
-                .any(|(p, f)| *p == pk && is_field_child(parent, f, node));
-        Some(if any {
-            Region::AnyExpression
-        } else {
-            Region::SameKind
-        })
+        super::expression_region(
+            node,
+            parent,
+            EXPRESSIONS,
+            ANY_EXPRESSION_PARENTS,
+            ANY_EXPRESSION_FIELDS,
+        )
     }
 
     fn is_expression(&self, kind: &str) -> bool {

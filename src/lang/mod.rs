@@ -221,6 +221,36 @@ pub trait Syntax: Sync {
     }
 }
 
+/// The region of an expression `node` under `parent`, from a language's tables: `None` when
+/// its kind is not among `expressions`; any expression when the parent's kind is among
+/// `any_parents` or the node fills one of `any_fields` (`(parent kind, field)`), else its own
+/// kind only. The statement side differs per language and stays with each [`Syntax`].
+pub(crate) fn expression_region(
+    node: tree_sitter::Node<'_>,
+    parent: tree_sitter::Node<'_>,
+    expressions: &[&str],
+    any_parents: &[&str],
+    any_fields: &[(&str, &str)],
+) -> Option<Region> {
+    if !expressions.contains(&node.kind()) {
+        return None;
+    }
+    let pk = parent.kind();
+    let in_field = |field: &str| {
+        let mut cursor = parent.walk();
+        let found = parent
+            .children_by_field_name(field, &mut cursor)
+            .any(|c| c.id() == node.id());
+        found
+    };
+    let any = any_parents.contains(&pk) || any_fields.iter().any(|(p, f)| *p == pk && in_field(f));
+    Some(if any {
+        Region::AnyExpression
+    } else {
+        Region::SameKind
+    })
+}
+
 impl Language {
     /// The syntax facts of this language.
     pub fn syntax(self) -> &'static dyn Syntax {

@@ -158,14 +158,6 @@ const ANY_EXPRESSION_FIELDS: &[(&str, &str)] = &[
     ("typed_default_parameter", "value"),
 ];
 
-fn is_field_child(parent: Node<'_>, field: &str, node: Node<'_>) -> bool {
-    let mut cursor = parent.walk();
-    let found = parent
-        .children_by_field_name(field, &mut cursor)
-        .any(|c| c.id() == node.id());
-    found
-}
-
 impl Syntax for PythonSyntax {
     fn function_parts<'t>(&self, node: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
         if node.kind() != "function_definition" {
@@ -295,19 +287,13 @@ impl Syntax for PythonSyntax {
         if SIMPLE_STATEMENTS.contains(&kind) || COMPOUND_STATEMENTS.contains(&kind) {
             return matches!(parent.kind(), "block" | "module").then_some(Region::Statement);
         }
-        if !EXPRESSIONS.contains(&kind) {
-            return None;
-        }
-        let pk = parent.kind();
-        let any = ANY_EXPRESSION_PARENTS.contains(&pk)
-            || ANY_EXPRESSION_FIELDS
-                .iter()
-                .any(|(p, f)| *p == pk && is_field_child(parent, f, node));
-        Some(if any {
-            Region::AnyExpression
-        } else {
-            Region::SameKind
-        })
+        super::expression_region(
+            node,
+            parent,
+            EXPRESSIONS,
+            ANY_EXPRESSION_PARENTS,
+            ANY_EXPRESSION_FIELDS,
+        )
     }
 
     fn is_expression(&self, kind: &str) -> bool {
