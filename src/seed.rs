@@ -167,7 +167,7 @@ pub fn parse_manifest(text: &str, path: &Path) -> Result<Manifest, SeedError> {
         // a manifest is the language, so say what is expected instead.
         message: e.to_string().replace(
             "expected a YAML tag starting with '!'",
-            "expected a language name (python or java)",
+            "expected a language name (python, java, javascript or typescript)",
         ),
     })?;
     manifest.path = path.to_path_buf();
@@ -503,7 +503,10 @@ mod tests {
             msg.starts_with("seeds/x.yaml: seeds[0].language: "),
             "{msg}"
         );
-        assert!(msg.contains("python or java"), "{msg}");
+        assert!(
+            msg.contains("python, java, javascript or typescript"),
+            "{msg}"
+        );
     }
 
     #[test]
