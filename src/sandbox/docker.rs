@@ -123,10 +123,10 @@ impl DockerSandbox {
         self
     }
 
-    /// Whether the base image for `language` is present or can be made here (see
+    /// Whether the base image `recipe` describes is present or can be made here (see
     /// [`image::base_obtainable`]).
-    pub fn base_obtainable(&self, language: crate::lang::Language) -> Result<(), String> {
-        image::base_obtainable(&self.client, &self.cache, language).map_err(|e| e.to_string())
+    pub fn base_obtainable(&self, recipe: &super::recipe::BaseRecipe) -> Result<(), String> {
+        image::base_obtainable(&self.client, &self.cache, recipe).map_err(|e| e.to_string())
     }
 
     /// This run's id, as in the containers' `swe-forge.run` label and names.
@@ -242,17 +242,46 @@ pub fn cleanup_run(run_id: &str) -> Result<usize, SandboxError> {
     remove_run(&client, run_id)
 }
 
+/// Remove the run's containers and return once none is listed (or after
+/// [`REMOVE_RUN_WAIT`]): a container a worker is removing at the same moment (it dropped after
+/// the first Ctrl-C) answers 409 "removal in progress" and is still listed until the daemon is
+/// done, so each pass asks again until the list is empty. Returns how many were listed at first
+/// and are gone.
 fn remove_run(client: &Client, run_id: &str) -> Result<usize, SandboxError> {
-    let mut removed = 0;
-    for c in list_labelled(client, LABEL_RUN, Some(run_id))? {
-        if let Some(id) = c.id {
-            if remove_container(client, &id).is_ok() {
-                removed += 1;
+    let listed = |client: &Client| -> Result<Vec<String>, SandboxError> {
+        Ok(list_labelled(client, LABEL_RUN, Some(run_id))?
+            .into_iter()
+            .filter_map(|c| c.id)
+            .collect())
+    };
+    let first = listed(client)?;
+    let deadline = std::time::Instant::now() + REMOVE_RUN_WAIT;
+    let mut left = first.clone();
+    while !left.is_empty() {
+        for id in &left {
+            if let Err(e) = remove_container(client, id) {
+                tracing::debug!(container = %id, "removing: {e}");
             }
         }
+        left = listed(client)?;
+        if left.is_empty() || std::time::Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
     }
-    Ok(removed)
+    if !left.is_empty() {
+        tracing::warn!(
+            run = %run_id,
+            containers = left.len(),
+            "containers still listed after {} s; the next run sweeps them",
+            REMOVE_RUN_WAIT.as_secs()
+        );
+    }
+    Ok(first.iter().filter(|id| !left.contains(id)).count())
 }
+
+/// How long removing a run's containers waits for the daemon to finish removals in progress.
+const REMOVE_RUN_WAIT: Duration = Duration::from_secs(60);
 
 fn new_run_id() -> String {
     let nanos = std::time::SystemTime::now()
@@ -282,17 +311,28 @@ impl Sandbox for DockerSandbox {
         SandboxKind::Docker
     }
 
-    fn prepare(&self, repo: &Repo) -> Result<Arc<dyn Environment>, SandboxError> {
+    fn prepare(
+        &self,
+        repo: &Repo,
+        recipe: &super::recipe::EnvRecipe,
+    ) -> Result<Arc<dyn Environment>, SandboxError> {
         let prep = |e: image::ImageError| SandboxError::Prepare {
             repo: repo.name.clone(),
             detail: e.to_string(),
         };
         let progress = self.progress.clone();
         let progress = move |line: &str| progress(line);
-        let base = image::ensure_base(&self.client, &self.cache, repo.profile.language, &progress)
+        let base = image::ensure_base(&self.client, &self.cache, &recipe.image.base, &progress)
             .map_err(prep)?;
-        let image = image::ensure_repo_image(&self.client, &self.cache, repo, &base, &progress)
-            .map_err(prep)?;
+        let image = image::ensure_repo_image(
+            &self.client,
+            &self.cache,
+            repo,
+            &recipe.image,
+            &base,
+            &progress,
+        )
+        .map_err(prep)?;
         tracing::info!(repo = %repo.name, image = %image.tag, built = image.built, "repository image ready");
         Ok(Arc::new(DockerEnv {
             docker: self.client.docker().clone(),
