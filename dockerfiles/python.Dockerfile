@@ -1,8 +1,9 @@
-{#- The per-repository image for Python projects, rendered by src/sandbox/image.rs (minijinja).
+{#- The per-repository image for Python projects: the recipe is src/toolchain/python_pytest.rs,
+    rendered by src/sandbox/image/repo.rs (minijinja).
 
     Build context (a tar made in memory):
       testbed/         the repository at its pinned commit, with its .git
-      pip/             only when needed: the host's CA bundle (ca-bundle.pem) and/or the wheels
+      host/            only when needed: the host's CA bundle (ca-bundle.pem) and/or the wheels
                        downloaded on the host (wheelhouse/) when the package index is not
                        reachable from a build container; `pip_env` points pip at them
 
@@ -17,9 +18,10 @@
 
     Every instruction is a layer commit, slow on some storage drivers: keep them few.
 -#}
+{% set pip_env = "export " ~ (pip_vars | join(" ")) ~ ((" PIP_CERT=" ~ ca_bundle ~ " SSL_CERT_FILE=" ~ ca_bundle ~ " REQUESTS_CA_BUNDLE=" ~ ca_bundle) if ca_bundle else "") ~ " && " %}
 FROM {{ base }} AS deps
-{% if pip_files %}
-COPY pip/ /tmp/swe-forge/pip/
+{% if ca_bundle or wheelhouse %}
+COPY host/ /tmp/swe-forge/host/
 {% endif %}
 RUN ["bash", "-c", {{ (pip_env ~ "python3 -m venv /opt/venv && /opt/venv/bin/python -m pip install -q " ~ (test_tools | join(" "))) | json }}]
 COPY testbed/ /tmp/swe-forge/src/

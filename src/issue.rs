@@ -59,6 +59,9 @@ pub struct Issue {
 /// What a failing assertion compared: pytest's `assert A == B` and, when it says so,
 /// ` +  where A = CALL`. Returns (the call, if named; what came out; what was expected).
 fn compared_values(observed: &str) -> Option<(Option<String>, String, String)> {
+    if let Some(jest) = jest_compared(observed) {
+        return Some(jest);
+    }
     let first = observed.lines().next()?;
     let message = first.strip_prefix("AssertionError: ").unwrap_or(first);
     let (actual, expected) = match message.strip_prefix("assert ") {
@@ -95,6 +98,142 @@ fn compared_values(observed: &str) -> Option<(Option<String>, String, String)> {
         .then(|| call.trim().to_string())
     });
     Some((call, actual.to_string(), expected.to_string()))
+}
+
+/// What a failing jest matcher compared: its `Expected: 4` and `Received: 5` lines, and the
+/// call inside `expect(…)` on the source line the jest runner quotes
+/// (`> expect(twice(2)).toBe(4);`, [`crate::runner::jest::SOURCE_LINE_PREFIX`]).
+fn jest_compared(observed: &str) -> Option<(Option<String>, String, String)> {
+    let field = |name: &str| {
+        observed
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .map(str::trim)
+    };
+    let expected = field("Expected: ")?;
+    let received = field("Received: ")?;
+    if expected.is_empty() || received.is_empty() || expected.len() > 80 || received.len() > 80 {
+        return None;
+    }
+    let call = observed
+        .lines()
+        .find_map(|l| l.strip_prefix(crate::runner::jest::SOURCE_LINE_PREFIX))
+        .and_then(expect_argument)
+        .filter(|c| c.contains('(') && c.len() <= 80);
+    Some((call, received.to_string(), expected.to_string()))
+}
+
+/// The call a jest test checks, from the source line the runner quotes: the argument of
+/// `expect(…)`, a function's body for `expect(() => f(x))`.
+fn source_call(observed: &str) -> Option<String> {
+    observed
+        .lines()
+        .find_map(|l| l.strip_prefix(crate::runner::jest::SOURCE_LINE_PREFIX))
+        .and_then(expect_argument)
+        .map(|a| {
+            let body = a.strip_prefix("() =>").unwrap_or(&a).trim();
+            let body = body
+                .strip_prefix('{')
+                .and_then(|b| b.strip_suffix('}'))
+                .map(|b| b.trim().trim_end_matches(';').trim())
+                .unwrap_or(body);
+            body.to_string()
+        })
+        .filter(|c| c.contains('(') && c.len() <= 80 && !c.contains('\n'))
+}
+
+/// Whether the observed failure is jest's diff of a structural comparison (`toEqual`):
+/// `- Expected  - 1` / `+ Received  + 1` and the lines that differ.
+fn is_jest_diff(observed: &str) -> bool {
+    let mut lines = observed.lines().map(str::trim);
+    lines.any(|l| l.starts_with("- Expected")) && observed.contains("+ Received")
+}
+
+/// The one sentence of a vague jest report: the call and its values, what it did not throw,
+/// or that its result differs; `None` when the failure is not one of jest's comparisons.
+fn jest_first_line(public: &str, observed: &str) -> Option<String> {
+    let first = observed.lines().next()?.trim();
+    if !(first.starts_with("Expected") || first.starts_with("- Expected")) {
+        return None;
+    }
+    if let Some(t) = jest_throw_title(public, observed) {
+        return Some(t);
+    }
+    if let Some((call, actual, expected)) = jest_compared(observed) {
+        return Some(match call {
+            Some(c) => format!("`{c}` gives {actual} where {expected} is expected"),
+            None => format!("I get {actual} where {expected} is expected"),
+        });
+    }
+    is_jest_diff(observed).then(|| match source_call(observed) {
+        Some(c) => format!("`{c}` does not give the expected result"),
+        None => "the result is not the expected one".to_string(),
+    })
+}
+
+/// jest's `toThrow` failing: "`sumCents([1, 2.5])` does not throw TypeError" (the call
+/// inside `expect(() => …)` on the quoted source line, the constructor from `Expected
+/// constructor:`), or "`f(x)` throws \"a\" instead of \"b\"" for a wrong message.
+fn jest_throw_title(public: &str, observed: &str) -> Option<String> {
+    let field = |name: &str| {
+        observed
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .map(str::trim)
+    };
+    let call = source_call(observed);
+    let subject = match &call {
+        Some(c) => format!("`{c}`"),
+        None => format!("`{public}`"),
+    };
+    if observed.contains("Received function did not throw") {
+        let what = field("Expected constructor: ")
+            .or_else(|| field("Expected substring: "))
+            .or_else(|| field("Expected message: "))
+            .or_else(|| field("Expected pattern: "));
+        return Some(match what {
+            Some(w) if field("Expected constructor: ").is_some() => {
+                format!("{subject} does not throw {w}")
+            }
+            Some(w) => format!("{subject} does not throw an error ({w} expected)"),
+            None => format!("{subject} does not throw"),
+        });
+    }
+    let expected = field("Expected substring: ").or_else(|| field("Expected message: "))?;
+    let received = field("Received message: ")?;
+    Some(format!("{subject} throws {received} instead of {expected}"))
+}
+
+/// The argument of the first `expect(…)` on a line of JavaScript (parentheses balanced,
+/// strings skipped).
+fn expect_argument(line: &str) -> Option<String> {
+    let start = line.find("expect(")? + "expect(".len();
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in line[start..].char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth > 0 => depth -= 1,
+            ')' => {
+                let arg = line[start..start + i].trim();
+                return (!arg.is_empty()).then(|| arg.to_string());
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Builtins a test wraps a result in (`len(f(x))`): naming them says nothing about the call
@@ -399,6 +538,14 @@ fn symptom_title(
     if let Some(exc) = first.strip_prefix("Failed: DID NOT RAISE ") {
         return format!("`{public}` does not raise {exc}");
     }
+    if let Some(title) = jest_throw_title(public, observed) {
+        return title;
+    }
+    if is_jest_diff(observed) {
+        if let Some(call) = source_call(observed) {
+            return format!("`{call}` returns an unexpected result");
+        }
+    }
     // unittest's `assertRaises`: `AssertionError: ValueError not raised`.
     if let Some(exc) = first
         .strip_prefix("AssertionError: ")
@@ -587,6 +734,9 @@ pub fn problem_statement(input: &IssueInput<'_>) -> Result<Issue, IssueError> {
     let compared = compared_values(&observed);
     // `assert False` says nothing; the call its `where` lines name does.
     let observed_first = match (&compared, innermost_call(&observed)) {
+        _ if jest_first_line(&public, &observed).is_some() => {
+            jest_first_line(&public, &observed).unwrap_or_default()
+        }
         (None, Some((call, value))) => format!("`{call}` returns {value}"),
         _ => observed.lines().next().unwrap_or("").trim().to_string(),
     };
@@ -734,14 +884,65 @@ fn observed_failure(input: &IssueInput<'_>) -> String {
         .filter(|l| !input.test_files.iter().any(|f| l.contains(f.as_str())))
         .filter(|l| !test_names.iter().any(|n| l.contains(n)))
         .filter(|l| !l.contains(".py:"))
+        // jest's own header of a matcher failure (`Error: expect(received).toBe(expected)`),
+        // and the hunk headers of its long diffs (`@@ -1,13 +1,9 @@`: not the fix's).
+        .filter(|l| !is_matcher_header(l))
+        .filter(|l| !(l.trim_start().starts_with("@@ ") && l.trim_end().ends_with(" @@")))
+        .map(without_frame_position)
         // An object's repr carries its memory address, never reproducible: the object stays,
         // its address goes (`KeyError: <pkg.Item object>` still says what failed).
-        .map(without_addresses)
+        .map(|l| without_addresses(&l))
         .take(12)
         .collect::<Vec<_>>()
         .join("\n")
         .trim()
         .to_string()
+}
+
+/// Whether a line is jest's header of a matcher failure: `Error: expect(received).toBe(expected)
+/// // Object.is equality`. It names the test's assertion, not what the user saw.
+fn is_matcher_header(line: &str) -> bool {
+    let t = line.trim();
+    let t = t.strip_prefix("Error: ").unwrap_or(t);
+    t.starts_with("expect(received)") || t.starts_with("expect(jest.fn())")
+}
+
+/// A JavaScript stack frame without its line and column (`at f (lib/a.js:52:7)` →
+/// `at f (lib/a.js)`): a real report names the file; the bug's line is the fix's location.
+fn without_frame_position(line: &str) -> String {
+    let t = line.trim_start();
+    if !t.starts_with("at ") {
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    // `:52:7` or `:52` right before `)` or at the end.
+    while let Some(i) = rest.find(':') {
+        let after = &rest[i + 1..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            out.push_str(&rest[..=i]);
+            rest = after;
+            continue;
+        }
+        let mut end = i + 1 + digits;
+        if rest[end..].starts_with(':') {
+            let col = &rest[end + 1..];
+            let n = col.len() - col.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            if n > 0 {
+                end += 1 + n;
+            }
+        }
+        let tail = &rest[end..];
+        if tail.is_empty() || tail.starts_with(')') {
+            out.push_str(&rest[..i]);
+        } else {
+            out.push_str(&rest[..end]);
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `<pkg.Item object at 0x7f16…>` as `<pkg.Item object>`.

@@ -110,7 +110,13 @@ impl Environments {
     /// Import the seed afresh at `base_commit` and prepare the local sandbox on it.
     fn local_env(&self, task: &Task) -> Result<Arc<dyn Environment>, String> {
         let repo = import_at_base(task, &self.cache, &self.tasks_file)?;
-        self.local.prepare(&repo).map_err(|e| e.to_string())
+        let toolchain = match task.toolchain() {
+            Some(t) => t.toolchain(),
+            None => crate::toolchain::for_profile(&repo.profile).map_err(|e| e.to_string())?,
+        };
+        self.local
+            .prepare(&repo, &toolchain.recipe(&repo))
+            .map_err(|e| e.to_string())
     }
 
     /// What a task's runner is made from: its record's test command and Python path, the

@@ -105,6 +105,10 @@ fn build_one(
             "the record names no image (made with the local sandbox)".into(),
         );
     };
+    let Some(toolchain) = t.toolchain() else {
+        return failed(t, "the record names no toolchain".into());
+    };
+    let layer = toolchain.toolchain().task_layer();
     let Some(repo_image) = t
         .metadata
         .start_state
@@ -136,8 +140,7 @@ fn build_one(
     let spec = TaskImageSpec {
         tag,
         repo_image,
-        language: t.language,
-        python_path: &t.metadata.environment.python_path,
+        layer: &layer,
         start_repo: &start_repo,
         instance_id: &t.instance_id,
         base_commit: &t.base_commit,
@@ -166,7 +169,6 @@ pub fn build_from_records(
     limits: crate::sandbox::Limits,
     progress: &dyn Fn(&str),
 ) -> Result<(TaskImagesSummary, Vec<TaskImageLine>), String> {
-    use crate::sandbox::Sandbox;
     let started = Instant::now();
     let docker = crate::sandbox::docker::DockerSandbox::connect(cache, limits)
         .map_err(|e| format!("the docker sandbox cannot be used: {e}"))?;
@@ -184,7 +186,7 @@ pub fn build_from_records(
         let prepared = (|| -> Result<std::path::PathBuf, String> {
             // The seed at its clean commit; each record's start state rebuilt in its mirror.
             let repo = crate::audit::import_for_record(group[0], cache, tasks_file)?;
-            let env = docker.prepare(&repo).map_err(|e| e.to_string())?;
+            let env = crate::toolchain::prepare(&docker, &repo).map_err(|e| e.to_string())?;
             let want = group[0]
                 .metadata
                 .start_state

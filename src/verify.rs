@@ -26,6 +26,7 @@ use crate::check::Check;
 use crate::run::{Run, RunEnd, TestStatus};
 use crate::runner::{RunnerError, TestRunner};
 use crate::sandbox::{SandboxError, Worker};
+use crate::toolchain::Toolchain;
 use crate::verdict::{Reason, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -106,6 +107,7 @@ pub struct Outcome {
 pub fn screen_and_verify(
     worker: &mut dyn Worker,
     runner: &dyn TestRunner,
+    toolchain: &dyn Toolchain,
     baseline: &Baseline,
     cand: &Candidate,
     gold_patch: &str,
@@ -128,6 +130,7 @@ pub fn screen_and_verify(
     outcome.verdict = match verify_inner(
         worker,
         runner,
+        toolchain,
         baseline,
         cand,
         gold_patch,
@@ -229,9 +232,9 @@ fn abnormal(run: &Run) -> Option<Verdict> {
 
 /// The stable tests that screen a candidate: those that execute its lines, or every stable test
 /// when one of its lines runs at import or collection (any test depends on those); without
-/// per-test coverage, the tests of the mutated file's package (Java: `a.b.CTest#m` for
-/// `src/main/java/a/b/C.java`), else every stable test.
-fn covering_tests(baseline: &Baseline, cand: &Candidate) -> Vec<String> {
+/// per-test coverage, the toolchain's choice for the mutated file (Java: the tests of its
+/// package), else every stable test.
+fn covering_tests(toolchain: &dyn Toolchain, baseline: &Baseline, cand: &Candidate) -> Vec<String> {
     let (first, last) = cand.line_range;
     if baseline.coverage_unavailable.is_none()
         && !baseline
@@ -245,34 +248,19 @@ fn covering_tests(baseline: &Baseline, cand: &Candidate) -> Vec<String> {
             .filter(|t| baseline.stable_pass.contains(t))
             .collect();
     }
-    if let Some(package) = java_package(&cand.file) {
-        let same: Vec<String> = baseline
-            .stable_pass
-            .iter()
-            .filter(|t| {
-                let class = t.split('#').next().unwrap_or(t);
-                class.rsplit_once('.').map(|(p, _)| p).unwrap_or("") == package
-            })
-            .cloned()
-            .collect();
-        if !same.is_empty() {
-            return same;
+    if baseline.coverage_unavailable.is_some() {
+        if let Some(tests) = toolchain.screening_fallback(&cand.file, &baseline.stable_pass) {
+            return tests;
         }
     }
     baseline.stable_pass.iter().cloned().collect()
-}
-
-/// `src/main/java/a/b/C.java` (or `mod/src/main/java/…`) → `a.b`.
-fn java_package(file: &str) -> Option<String> {
-    let rel = file.rsplit_once("src/main/java/")?.1;
-    let dir = rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-    Some(dir.replace('/', "."))
 }
 
 #[allow(clippy::too_many_arguments)]
 fn verify_inner(
     worker: &mut dyn Worker,
     runner: &dyn TestRunner,
+    toolchain: &dyn Toolchain,
     baseline: &Baseline,
     cand: &Candidate,
     gold_patch: &str,
@@ -281,7 +269,7 @@ fn verify_inner(
     out: &mut Outcome,
 ) -> Result<Verdict, Failure> {
     let budget = baseline.budget();
-    let covering = covering_tests(baseline, cand);
+    let covering = covering_tests(toolchain, baseline, cand);
     out.covering = covering.clone();
     if covering.is_empty() {
         return Ok(Verdict::rejected(

@@ -7,12 +7,12 @@ mod common;
 use common::*;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use swe_forge::lang::Language;
 use swe_forge::runner::pytest::Pytest;
 use swe_forge::runner::{RunBudget, TestRunner};
 use swe_forge::sandbox::docker::DockerSandbox;
 use swe_forge::sandbox::local::LocalSandbox;
-use swe_forge::sandbox::{image, Limits, Sandbox, Worker};
+use swe_forge::sandbox::{image, Limits, Worker};
+use swe_forge::toolchain::python_pytest;
 
 fn docker(args: &[&str]) -> String {
     let out = Command::new("docker").args(args).output().unwrap();
@@ -37,13 +37,13 @@ fn image_times() {
     let t0 = Instant::now();
     let progress = move |line: &str| eprintln!("[{:>6.1}s] {line}", t0.elapsed().as_secs_f64());
     let repo = demo_repo();
-    let base_tag = image::base_tag(Language::Python).unwrap();
+    let base_tag = image::base_tag(&python_pytest::BASE).unwrap();
     for tag in docker(&["images", "-q", "--filter", "label=swe-forge.kind=repo"]).lines() {
         docker(&["rmi", "-f", tag]);
     }
     if std::env::var("SWE_FORGE_BENCH_BOOTSTRAP").as_deref() == Ok("1") {
         let started = Instant::now();
-        let base = image::bootstrap(&cache(), Language::Python, true, &progress).unwrap();
+        let base = image::bootstrap(&cache(), &python_pytest::BASE, true, &progress).unwrap();
         eprintln!(
             "BOOTSTRAP (debootstrap + tar + import): {:.1} s -> {}",
             started.elapsed().as_secs_f64(),
@@ -53,7 +53,7 @@ fn image_times() {
     docker(&["rmi", "-f", &base_tag]);
     docker(&["image", "prune", "-f"]);
     let started = Instant::now();
-    let base = image::bootstrap(&cache(), Language::Python, false, &progress).unwrap();
+    let base = image::bootstrap(&cache(), &python_pytest::BASE, false, &progress).unwrap();
     eprintln!(
         "IMPORT from the cached tar: {:.1} s",
         started.elapsed().as_secs_f64()
@@ -63,20 +63,23 @@ fn image_times() {
         .unwrap()
         .with_progress(progress);
     let started = Instant::now();
-    let tag = sandbox.prepare(&repo).unwrap().image_name().unwrap();
+    let tag = swe_forge::toolchain::prepare(&sandbox, &repo)
+        .unwrap()
+        .image_name()
+        .unwrap();
     eprintln!(
         "FIRST BUILD of {tag}: {:.1} s",
         started.elapsed().as_secs_f64()
     );
     let started = Instant::now();
-    sandbox.prepare(&repo).unwrap();
+    swe_forge::toolchain::prepare(&sandbox, &repo).unwrap();
     eprintln!(
         "REUSE (tag found): {:.3} s",
         started.elapsed().as_secs_f64()
     );
     docker(&["rmi", &tag]);
     let started = Instant::now();
-    sandbox.prepare(&repo).unwrap();
+    swe_forge::toolchain::prepare(&sandbox, &repo).unwrap();
     eprintln!(
         "REBUILD from the layer cache: {:.1} s",
         started.elapsed().as_secs_f64()
@@ -117,8 +120,8 @@ fn exec_overhead() {
         format!("diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,3 @@\n {first}\n+x\n {second}\n")
     };
     let envs = [
-        local.prepare(&repo).unwrap(),
-        docker_sb.prepare(&repo).unwrap(),
+        swe_forge::toolchain::prepare(&local, &repo).unwrap(),
+        swe_forge::toolchain::prepare(&docker_sb, &repo).unwrap(),
     ];
     let mut workers: Vec<Box<dyn Worker>> = Vec::new();
     let mut starts = Vec::new();
@@ -220,19 +223,14 @@ fn wheelhouse_fallback_builds_an_image() {
     let repo = fixture_repo("fork_mutant");
     let client = swe_forge::sandbox::docker::Client::connect(Duration::from_secs(5)).unwrap();
     let progress = |line: &str| eprintln!("{line}");
-    let base = image::ensure_base(&client, &cache(), Language::Python, &progress).unwrap();
-    let tag = image::repo_tag(&repo, &base.id).unwrap();
+    let base = image::ensure_base(&client, &cache(), &python_pytest::BASE, &progress).unwrap();
+    let mut recipe = python_pytest::image_recipe(&repo);
+    recipe.variants.retain(|v| v.name == "wheelhouse");
+    let tag = image::repo_tag(&repo, &recipe, &base.id);
     docker(&["rmi", "-f", &tag]);
     let started = Instant::now();
-    let img = image::ensure_repo_image_from(
-        &client,
-        &cache(),
-        &repo,
-        &base,
-        &[image::PipSource::Wheelhouse],
-        &progress,
-    )
-    .unwrap();
+    let img =
+        image::ensure_repo_image(&client, &cache(), &repo, &recipe, &base, &progress).unwrap();
     eprintln!("WHEELHOUSE BUILD: {:.1} s", started.elapsed().as_secs_f64());
     assert!(img.built);
     let labels = docker(&[

@@ -16,8 +16,8 @@ use swe_forge::run::TestStatus;
 use swe_forge::runner::maven::Maven;
 use swe_forge::runner::{RunBudget, TestRunner};
 use swe_forge::sandbox::docker::DockerSandbox;
-use swe_forge::sandbox::image::{JAVA_BUILD_CACHE, JAVA_HELPERS_DIR, JAVA_MAVEN_SETTINGS};
-use swe_forge::sandbox::{Limits, Sandbox, SandboxError};
+use swe_forge::sandbox::{Limits, SandboxError};
+use swe_forge::toolchain::java_maven::{JAVA_BUILD_CACHE, JAVA_HELPERS_DIR, JAVA_MAVEN_SETTINGS};
 
 /// A one-seed manifest for a Java project directory, imported into the shared test cache.
 fn import_java(dir: &Path, name: &str, source: &Path) -> swe_forge::repo::Repo {
@@ -76,7 +76,7 @@ fn maven_runs_the_java_seed_in_its_image() {
         .unwrap()
         .with_progress(|line| eprintln!("  {line}"));
     let started = Instant::now();
-    let env = sandbox.prepare(&repo).unwrap();
+    let env = swe_forge::toolchain::prepare(&sandbox, &repo).unwrap();
     eprintln!(
         "prepare: {:.1} s (image {}, built: {})",
         started.elapsed().as_secs_f64(),
@@ -98,7 +98,8 @@ fn maven_runs_the_java_seed_in_its_image() {
         repo_labels.contains(&format!("\"swe-forge.commit\":\"{}\"", repo.commit)),
         "{repo_labels}"
     );
-    let base = swe_forge::sandbox::image::base_tag(swe_forge::lang::Language::Java).unwrap();
+    let base =
+        swe_forge::sandbox::image::base_tag(&swe_forge::toolchain::java_maven::BASE).unwrap();
     let base_labels = labels(&base);
     assert!(
         base_labels.contains("\"swe-forge.language\":\"java\""),
@@ -265,7 +266,7 @@ fn maven_runs_the_java_seed_in_its_image() {
     drop(w);
 
     let started = Instant::now();
-    let again = sandbox.prepare(&repo).unwrap();
+    let again = swe_forge::toolchain::prepare(&sandbox, &repo).unwrap();
     eprintln!("second prepare: {:.3} s", started.elapsed().as_secs_f64());
     assert!(!again.image_built());
     assert_eq!(again.image_id(), env.image_id());
@@ -292,7 +293,7 @@ fn a_project_that_cannot_build_offline_fails_at_image_build() {
     std::fs::write(src.join("pom.xml"), pom).unwrap();
     let repo = import_java(dir.path(), "java-offline-miss", &src);
     let sandbox = DockerSandbox::connect(&cache(), Limits::default()).unwrap();
-    let err = match sandbox.prepare(&repo) {
+    let err = match swe_forge::toolchain::prepare(&sandbox, &repo) {
         Ok(env) => panic!("built {:?}", env.image_name()),
         Err(e) => e,
     };

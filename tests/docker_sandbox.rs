@@ -11,13 +11,13 @@ use swe_forge::run::{RunEnd, TestStatus};
 use swe_forge::runner::pytest::Pytest;
 use swe_forge::runner::{RunBudget, TestRunner};
 use swe_forge::sandbox::docker::DockerSandbox;
-use swe_forge::sandbox::{Environment, Limits, Sandbox, SandboxError, Worker};
+use swe_forge::sandbox::{Environment, Limits, SandboxError, Worker};
 
 /// A sandbox and the demo seed's prepared environment.
 fn demo_env(limits: Limits) -> (DockerSandbox, Arc<dyn Environment>) {
     let repo = demo_repo();
     let sandbox = DockerSandbox::connect(&cache(), limits).unwrap();
-    let env = sandbox.prepare(&repo).unwrap();
+    let env = swe_forge::toolchain::prepare(&sandbox, &repo).unwrap();
     (sandbox, env)
 }
 
@@ -56,10 +56,16 @@ fn image_is_built_once_then_reused() {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     let sandbox = DockerSandbox::connect(&cache(), Limits::default()).unwrap();
-    let first = sandbox.prepare(&repo).unwrap().image_name().unwrap();
+    let first = swe_forge::toolchain::prepare(&sandbox, &repo)
+        .unwrap()
+        .image_name()
+        .unwrap();
     let before = id(&first);
     let started = Instant::now();
-    let second = sandbox.prepare(&repo).unwrap().image_name().unwrap();
+    let second = swe_forge::toolchain::prepare(&sandbox, &repo)
+        .unwrap()
+        .image_name()
+        .unwrap();
     let reuse = started.elapsed();
     assert_eq!(first, second);
     assert_eq!(before, id(&second), "the image was rebuilt");
@@ -122,7 +128,7 @@ fn container_environment() {
 fn local_reset_removes_a_copy_of_the_worktree() {
     let repo = demo_repo();
     let local = swe_forge::sandbox::local::LocalSandbox::new(&cache(), Limits::default());
-    let env = local.prepare(&repo).unwrap();
+    let env = swe_forge::toolchain::prepare(&local, &repo).unwrap();
     let mut w = env.worker(0).unwrap();
     let listing = "git status --porcelain --ignored; ls";
     let pristine = stdout(&run(&mut w, listing, 30));
@@ -145,7 +151,7 @@ fn exit_statuses_match_the_local_backend() {
     }
     let repo = demo_repo();
     let local = swe_forge::sandbox::local::LocalSandbox::new(&cache(), Limits::default());
-    let local_env = local.prepare(&repo).unwrap();
+    let local_env = swe_forge::toolchain::prepare(&local, &repo).unwrap();
     let mut lw = local_env.worker(0).unwrap();
     let (_sandbox, env) = demo_env(Limits::default());
     let mut dw = env.worker(0).unwrap();

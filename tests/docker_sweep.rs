@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use swe_forge::sandbox::docker::{cleanup_run, DockerSandbox};
-use swe_forge::sandbox::{Limits, Sandbox};
+use swe_forge::sandbox::Limits;
 
 /// Not a test on its own: the child process of `killed_run_leaves_nothing_after_next_start`.
 /// It starts two workers, prints the run id and waits to be killed.
@@ -20,7 +20,7 @@ fn hold_containers_helper() {
     }
     let repo = demo_repo();
     let sandbox = DockerSandbox::connect(&cache(), Limits::default()).unwrap();
-    let env = sandbox.prepare(&repo).unwrap();
+    let env = swe_forge::toolchain::prepare(&sandbox, &repo).unwrap();
     let _w0 = env.worker(0).unwrap();
     let _w1 = env.worker(1).unwrap();
     println!("RUN_ID={}", sandbox.run_id());
@@ -34,10 +34,8 @@ fn killed_run_leaves_nothing_after_next_start() {
     }
     // Build the image here first so that the child only starts containers.
     let repo = demo_repo();
-    DockerSandbox::connect(&cache(), Limits::default())
-        .unwrap()
-        .prepare(&repo)
-        .unwrap();
+    let sandbox = DockerSandbox::connect(&cache(), Limits::default()).unwrap();
+    swe_forge::toolchain::prepare(&sandbox, &repo).unwrap();
     let child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -85,7 +83,7 @@ fn killed_run_leaves_nothing_after_next_start() {
         "the next start did not sweep the killed run's containers"
     );
     // A live run's containers are left alone by another start's sweep.
-    let env = sandbox.prepare(&repo).unwrap();
+    let env = swe_forge::toolchain::prepare(&sandbox, &repo).unwrap();
     let w = env.worker(0).unwrap();
     DockerSandbox::connect(&cache(), Limits::default()).unwrap();
     assert_eq!(run_containers(sandbox.run_id()).len(), 1);
@@ -109,7 +107,7 @@ fn cleanup_run_removes_a_live_runs_containers() {
     }
     let repo = demo_repo();
     let sandbox = DockerSandbox::connect(&cache(), Limits::default()).unwrap();
-    let env = sandbox.prepare(&repo).unwrap();
+    let env = swe_forge::toolchain::prepare(&sandbox, &repo).unwrap();
     let w0 = env.worker(0).unwrap();
     let w1 = env.worker(1).unwrap();
     assert_eq!(run_containers(sandbox.run_id()).len(), 2);

@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{bin, docker_or_skip, jsonl, text};
+use common::{bin, docker_or_skip, jest_or_skip, jsonl, text};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,11 +25,43 @@ use std::sync::OnceLock;
 /// Tasks the run must make: SWE-bench's harness test asks for at least 20.
 const MIN_TASKS: usize = 20;
 
-/// The Docker run shared by the tests of this file (made once; a failure is kept, so that
-/// every test reports it instead of running it again).
-fn docker_run() -> &'static Path {
-    static RUN: OnceLock<Result<(tempfile::TempDir, PathBuf), String>> = OnceLock::new();
-    let made = RUN.get_or_init(|| {
+/// A demo seed's Docker run, shared by the tests of this file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Demo {
+    /// `pyshelf`, the Python demo seed.
+    Py,
+    /// `jsshelf`, the JavaScript demo seed (jest).
+    Js,
+}
+
+impl Demo {
+    fn seed(self) -> &'static str {
+        match self {
+            Demo::Py => "pyshelf",
+            Demo::Js => "jsshelf",
+        }
+    }
+
+    fn max_candidates(self) -> &'static str {
+        match self {
+            Demo::Py => "24",
+            Demo::Js => "26",
+        }
+    }
+}
+
+type Made = Result<(tempfile::TempDir, PathBuf), String>;
+
+/// The Docker run of `demo` shared by the tests of this file (made once; a failure is kept,
+/// so that every test reports it instead of running it again).
+fn docker_run_of(demo: Demo) -> &'static Path {
+    static PY: OnceLock<Made> = OnceLock::new();
+    static JS: OnceLock<Made> = OnceLock::new();
+    let cell = match demo {
+        Demo::Py => &PY,
+        Demo::Js => &JS,
+    };
+    let made = cell.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let tmp = dir.path().join("tmp");
         std::fs::create_dir_all(&tmp).unwrap();
@@ -41,11 +73,11 @@ fn docker_run() -> &'static Path {
                 "--sandbox",
                 "docker",
                 "--only",
-                "pyshelf",
+                demo.seed(),
                 "--jobs",
                 "2",
             ])
-            .args(["--max-candidates", "24", "--json", "--out"])
+            .args(["--max-candidates", demo.max_candidates(), "--json", "--out"])
             .arg(&out)
             .output()
             .unwrap();
@@ -68,8 +100,13 @@ fn docker_run() -> &'static Path {
     });
     match made {
         Ok((_, out)) => out,
-        Err(e) => panic!("{e}"),
+        Err(e) => panic!("{}: {e}", demo.seed()),
     }
+}
+
+/// The Python demo's run.
+fn docker_run() -> &'static Path {
+    docker_run_of(Demo::Py)
 }
 
 /// A tool's path from the environment, or `None` (with a notice) when it is not set up.
@@ -164,14 +201,30 @@ fn predictions(dir: &Path, model: &str, records: &[Value], n: usize, patch: &str
 
 #[test]
 fn swebench_harness_resolves_gold_and_nothing_for_empty_patches() {
-    let test = "swebench_harness_resolves_gold_and_nothing_for_empty_patches";
+    swebench_gold_and_empty(
+        "swebench_harness_resolves_gold_and_nothing_for_empty_patches",
+        Demo::Py,
+    );
+}
+
+/// The JavaScript tasks in SWE-bench's harness: its jest JSON log parser reads what their
+/// eval script prints.
+#[test]
+fn jsshelf_in_the_swebench_harness_gold_resolves_and_empty_does_not() {
+    swebench_gold_and_empty(
+        "jsshelf_in_the_swebench_harness_gold_resolves_and_empty_does_not",
+        Demo::Js,
+    );
+}
+
+fn swebench_gold_and_empty(test: &str, demo: Demo) {
     if !docker_or_skip(test) {
         return;
     }
     let Some(python) = tool("SWE_FORGE_SWEBENCH_PYTHON", test) else {
         return;
     };
-    let out = docker_run();
+    let out = docker_run_of(demo);
     let to = export(out, "swebench");
     let dataset = to.join("data/test.jsonl");
     let records = jsonl(&dataset);
@@ -220,14 +273,25 @@ fn swebench_harness_resolves_gold_and_nothing_for_empty_patches() {
 
 #[test]
 fn datasets_loads_the_swebench_export_with_swebench_types() {
-    let test = "datasets_loads_the_swebench_export_with_swebench_types";
+    datasets_loads(
+        "datasets_loads_the_swebench_export_with_swebench_types",
+        Demo::Py,
+    );
+}
+
+#[test]
+fn jsshelf_swebench_export_loads_in_datasets() {
+    datasets_loads("jsshelf_swebench_export_loads_in_datasets", Demo::Js);
+}
+
+fn datasets_loads(test: &str, demo: Demo) {
     if !docker_or_skip(test) {
         return;
     }
     let Some(python) = tool("SWE_FORGE_SWEBENCH_PYTHON", test) else {
         return;
     };
-    let to = export(docker_run(), "swebench");
+    let to = export(docker_run_of(demo), "swebench");
     // SWE-bench's features (every column a string; the test lists lists JSON-encoded),
     // typed here, and the columns the harness and swe-forge add, strings too.
     let script = r#"
@@ -364,11 +428,22 @@ fn harbor_grade(task_dir: &Path, image: &str, solve: bool, base_commit: &str) ->
 
 #[test]
 fn harbor_export_lints_and_its_verifier_grades() {
-    let test = "harbor_export_lints_and_its_verifier_grades";
+    harbor_lints_and_grades("harbor_export_lints_and_its_verifier_grades", Demo::Py);
+}
+
+#[test]
+fn jsshelf_harbor_export_lints_and_its_verifier_grades() {
+    harbor_lints_and_grades(
+        "jsshelf_harbor_export_lints_and_its_verifier_grades",
+        Demo::Js,
+    );
+}
+
+fn harbor_lints_and_grades(test: &str, demo: Demo) {
     if !docker_or_skip(test) {
         return;
     }
-    let out = docker_run();
+    let out = docker_run_of(demo);
     let to = export(out, "harbor");
     let tasks = jsonl(&out.join("tasks.jsonl"));
     let dirs: Vec<PathBuf> = tasks
@@ -418,11 +493,56 @@ fn harbor_export_lints_and_its_verifier_grades() {
 
 #[test]
 fn an_agent_in_the_task_container_finds_no_way_back() {
-    let test = "an_agent_in_the_task_container_finds_no_way_back";
+    agent_finds_no_way_back("an_agent_in_the_task_container_finds_no_way_back", Demo::Py);
+}
+
+#[test]
+fn an_agent_in_a_jsshelf_task_container_finds_no_way_back() {
+    agent_finds_no_way_back(
+        "an_agent_in_a_jsshelf_task_container_finds_no_way_back",
+        Demo::Js,
+    );
+}
+
+/// The command that runs `ids` in a task container, as its record's toolchain runs tests.
+fn run_ids_command(t: &Value, ids: &[String]) -> String {
+    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    match t["metadata"]["environment"]["toolchain"].as_str() {
+        Some("javascript_jest") | Some("typescript_jest") => {
+            let files: std::collections::BTreeSet<&str> =
+                ids.iter().map(|i| i.split("::").next().unwrap()).collect();
+            let names: Vec<String> = ids
+                .iter()
+                .map(|i| regex_escape(i.split_once("::").unwrap().1))
+                .collect();
+            format!(
+                "jest --ci --runInBand --runTestsByPath {} -t {}",
+                files.iter().map(|f| q(f)).collect::<Vec<_>>().join(" "),
+                q(&format!("^(?:{})$", names.join("|")))
+            )
+        }
+        _ => format!(
+            "python -m pytest -q -p no:cacheprovider {}",
+            ids.iter().map(|i| q(i)).collect::<Vec<_>>().join(" ")
+        ),
+    }
+}
+
+/// A JavaScript regular expression matching `s` literally.
+fn regex_escape(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            let esc = "\\^$.|?*+()[]{}".contains(c).then_some('\\');
+            esc.into_iter().chain([c])
+        })
+        .collect()
+}
+
+fn agent_finds_no_way_back(test: &str, demo: Demo) {
     if !docker_or_skip(test) {
         return;
     }
-    let tasks = jsonl(&docker_run().join("tasks.jsonl"));
+    let tasks = jsonl(&docker_run_of(demo).join("tasks.jsonl"));
     for t in tasks.iter().take(4) {
         let id = t["instance_id"].as_str().unwrap();
         let image = t["image_name"].as_str().unwrap();
@@ -579,7 +699,7 @@ echo "found=$found"
             .as_array()
             .unwrap()
             .iter()
-            .map(|i| q(i.as_str().unwrap()))
+            .map(|i| i.as_str().unwrap().to_string())
             .collect();
         let patch_dir = tempfile::tempdir().unwrap();
         std::fs::write(
@@ -595,8 +715,8 @@ echo "found=$found"
         .unwrap();
         let run = format!(
             "cd /testbed; git checkout -- . ; git stash -q 2>/dev/null; git reset -q --hard; \
-             git apply /p/test.patch || exit 9; python -m pytest -q -p no:cacheprovider {}; echo rc=$?",
-            ids.join(" ")
+             git apply /p/test.patch || exit 9; {}; echo rc=$?",
+            run_ids_command(t, &ids)
         );
         let o = as_agent(image, patch_dir.path(), "/p", &run);
         let out = String::from_utf8_lossy(&o.stdout);
@@ -727,4 +847,189 @@ fn image_tasks_builds_a_task_image_from_its_record() {
         "{}",
         text(&o)
     );
+}
+
+/// jest's statuses by swe-forge's id (`<test file>::<full name>`), read from its JSON report here
+/// (not with swe-forge's runner).
+fn jest_statuses(dir: &Path, files: &[&str]) -> std::collections::BTreeMap<String, String> {
+    let report = dir.join(".jest-report.json");
+    let _ = std::fs::remove_file(&report);
+    // The project's own test command (package.json: "test": "jest"), on the tests' files.
+    let o = Command::new("jest")
+        .args(["--ci", "--json"])
+        .arg(format!("--outputFile={}", report.display()))
+        .arg("--runTestsByPath")
+        .args(files)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no jest report ({e}): {}", text(&o)));
+    let mut out = std::collections::BTreeMap::new();
+    for f in doc["testResults"].as_array().unwrap() {
+        let file = Path::new(f["name"].as_str().unwrap())
+            .strip_prefix(dir)
+            .unwrap()
+            .display()
+            .to_string();
+        for c in f["assertionResults"].as_array().unwrap() {
+            out.insert(
+                format!("{file}::{}", c["fullName"].as_str().unwrap()),
+                c["status"].as_str().unwrap().to_string(),
+            );
+        }
+    }
+    out
+}
+
+/// `git apply` a patch in `dir` (a plain copy of the project, not a repository).
+fn git_apply(dir: &Path, patch: &str) {
+    if patch.trim().is_empty() {
+        return;
+    }
+    let path = dir.join(".swe-forge-check.patch");
+    std::fs::write(&path, patch).unwrap();
+    let o = Command::new("git")
+        .args(["apply", "--whitespace=nowarn"])
+        .arg(&path)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(o.status.success(), "git apply: {}", text(&o));
+}
+
+/// Every JavaScript task re-checked on the host without swe-forge's runner: the seed's own
+/// directory copied, `bug_patch` applied, the FAIL_TO_PASS tests run with the project's test
+/// command (`jest`) and seen to fail; then the gold `patch` applied and FAIL_TO_PASS and
+/// PASS_TO_PASS seen to pass.
+#[test]
+fn jsshelf_tasks_recheck_on_the_host_with_the_project_s_own_jest() {
+    let test = "jsshelf_tasks_recheck_on_the_host_with_the_project_s_own_jest";
+    if !docker_or_skip(test) || !jest_or_skip(test) {
+        return;
+    }
+    let tasks = jsonl(&docker_run_of(Demo::Js).join("tasks.jsonl"));
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/jsshelf");
+    for t in &tasks {
+        let id = t["instance_id"].as_str().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("jsshelf");
+        let o = Command::new("cp")
+            .arg("-r")
+            .arg(&seed)
+            .arg(&copy)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        // Hidden tests the start state left out are the seed's own files: test_patch adds
+        // them back to the start state, and the copy already has them, byte for byte.
+        for (path, added) in added_files(t["test_patch"].as_str().unwrap()) {
+            let have = std::fs::read_to_string(copy.join(&path)).unwrap_or_default();
+            assert_eq!(have, added, "{id}: test_patch's {path} is not the seed's");
+        }
+        let f2p: Vec<String> = t["FAIL_TO_PASS"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        let p2p: Vec<String> = t["PASS_TO_PASS"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        let files: std::collections::BTreeSet<&str> = f2p
+            .iter()
+            .chain(&p2p)
+            .map(|i| i.split("::").next().unwrap())
+            .collect();
+        let files: Vec<&str> = files.into_iter().collect();
+        git_apply(&copy, t["bug_patch"].as_str().unwrap());
+        let buggy = jest_statuses(&copy, &files);
+        for f in &f2p {
+            assert_eq!(
+                buggy.get(f).map(String::as_str),
+                Some("failed"),
+                "{id}: {f} with the bug"
+            );
+        }
+        git_apply(&copy, t["patch"].as_str().unwrap());
+        let fixed = jest_statuses(&copy, &files);
+        for f in f2p.iter().chain(&p2p) {
+            assert_eq!(
+                fixed.get(f).map(String::as_str),
+                Some("passed"),
+                "{id}: {f} with the gold patch"
+            );
+        }
+        // And the fixed tree is the seed's: the gold patch undoes the bug exactly.
+        let o = Command::new("diff")
+            .args(["-r", "-x", ".jest-report.json"])
+            .arg(&seed)
+            .arg(&copy)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{id}: {}", text(&o));
+    }
+}
+
+/// The whole files a patch adds (`new file mode`), with their text.
+fn added_files(patch: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for section in patch.split("diff --git ").skip(1) {
+        if !section.lines().any(|l| l.starts_with("new file mode")) {
+            continue;
+        }
+        let path = section
+            .lines()
+            .find_map(|l| l.strip_prefix("+++ b/"))
+            .unwrap()
+            .to_string();
+        let mut text = String::new();
+        let mut in_hunk = false;
+        for l in section.lines() {
+            if l.starts_with("@@") {
+                in_hunk = true;
+            } else if in_hunk {
+                if let Some(a) = l.strip_prefix('+') {
+                    text.push_str(a);
+                    text.push('\n');
+                } else if l.starts_with('\\') {
+                    text.pop();
+                }
+            }
+        }
+        out.push((path, text));
+    }
+    out
+}
+
+/// `swe-forge audit` re-verifies every JavaScript task in Docker from its record and image.
+#[test]
+fn jsshelf_tasks_pass_audit() {
+    let test = "jsshelf_tasks_pass_audit";
+    if !docker_or_skip(test) {
+        return;
+    }
+    let out = docker_run_of(Demo::Js);
+    let tasks = jsonl(&out.join("tasks.jsonl"));
+    let o = bin()
+        .arg("audit")
+        .arg(out.join("tasks.jsonl"))
+        .args(["--sandbox", "docker", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let checked: Vec<&Value> = lines.iter().filter(|l| l["type"] == "task").collect();
+    assert_eq!(checked.len(), tasks.len(), "{}", text(&o));
+    for t in &checked {
+        assert_eq!(t["verdict"], "ok", "{t}");
+        assert_eq!(t["sandbox"], "docker", "{t}");
+    }
 }

@@ -11,7 +11,7 @@ use swe_forge::run::TestStatus;
 use swe_forge::runner::maven::Maven;
 use swe_forge::runner::TestRunner;
 use swe_forge::sandbox::local::LocalSandbox;
-use swe_forge::sandbox::{Limits, Sandbox};
+use swe_forge::sandbox::Limits;
 
 /// The JVMs running the resident class whose working directory is under `root`.
 fn residents_under(root: &std::path::Path) -> Vec<u32> {
@@ -32,7 +32,7 @@ fn the_resident_jvm_gives_every_run_fresh_static_state() {
     let repo = fixture_repo("java_static_state");
     let builds = tempfile::tempdir().unwrap();
     let sandbox = LocalSandbox::new(&cache(), Limits::default());
-    let env = sandbox.prepare(&repo).unwrap();
+    let env = swe_forge::toolchain::prepare(&sandbox, &repo).unwrap();
     let mut worker = env.worker(0).unwrap();
     let root = std::path::PathBuf::from(worker.root());
     let mut fresh = Maven::new();

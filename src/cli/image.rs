@@ -7,9 +7,12 @@ use swe_forge::lang::Language;
 /// `image bootstrap`.
 pub(crate) fn bootstrap(cache: PathBuf, lang: Language, force: bool, json: bool) -> Result<i32> {
     let started = std::time::Instant::now();
-    let img =
-        swe_forge::sandbox::image::bootstrap(&cache, lang, force, &|line| eprintln!("{line}"))
-            .with_context(|| format!("bootstrapping the {lang} base image"))?;
+    let toolchain = swe_forge::toolchain::for_language(lang)
+        .with_context(|| format!("no toolchain builds {lang} projects"))?;
+    let img = swe_forge::sandbox::image::bootstrap(&cache, &toolchain.base(), force, &|line| {
+        eprintln!("{line}")
+    })
+    .with_context(|| format!("bootstrapping the {lang} base image"))?;
     if json {
         println!(
             "{}",

@@ -121,12 +121,10 @@ fn write(path: &Path, text: &str, mode: u32) -> Result<(), String> {
 
 /// Write one task's directory.
 pub fn write_task(t: &Task, dir: &Path) -> Result<(), String> {
-    if t.language != crate::lang::Language::Python {
-        return Err(format!(
-            "the harbor export grades pytest tasks; this one is {}",
-            t.language.name()
-        ));
-    }
+    let toolchain = t
+        .toolchain()
+        .ok_or("the record names no toolchain")?
+        .toolchain();
     let image = t
         .image_name
         .as_deref()
@@ -162,10 +160,12 @@ pub fn write_task(t: &Task, dir: &Path) -> Result<(), String> {
         _ => "hard",
     };
     let longest = crate::audit::longest_recorded_run(t);
-    let test_command = match t.metadata.environment.test_command.trim() {
-        "" => "python -m pytest".to_string(),
-        c => c.to_string(),
-    };
+    let run = toolchain.harness_run(
+        crate::toolchain::Harness::Harbor,
+        &t.metadata.environment.test_command,
+        &tests,
+        "/logs/verifier",
+    )?;
     let ctx = minijinja::context! {
         name => format!("swe-forge/{}", dir_name(&t.instance_id).to_lowercase()),
         description => description,
@@ -186,7 +186,8 @@ pub fn write_task(t: &Task, dir: &Path) -> Result<(), String> {
         image => image,
         tests => tests,
         excludes => excludes,
-        test_command => test_command,
+        setup => run.setup.trim_end(),
+        run_tests => run.command,
     };
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     write(

@@ -60,9 +60,6 @@ pub const EXTRA_COLUMNS: [&str; 8] = [
 
 /// Where the harness finds the repository in the image.
 const ROOT: &str = "/testbed";
-/// Flags so that pytest prints the `-rA` summary lines `parse_log_pytest` reads, uncoloured.
-const PYTEST_FLAGS: &str =
-    "-rA --color=no -p no:cacheprovider --rootdir=. --continue-on-collection-errors";
 
 pub fn export(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
     let started = Instant::now();
@@ -122,12 +119,10 @@ pub fn jsonl_line(v: &Value) -> String {
 
 /// The export record of a task, or why it cannot be one.
 pub fn record(t: &Task) -> Result<Value, String> {
-    if t.language != crate::lang::Language::Python {
-        return Err(format!(
-            "the swebench export grades pytest tasks; this one is {}",
-            t.language.name()
-        ));
-    }
+    let toolchain = t
+        .toolchain()
+        .ok_or("the record names no toolchain")?
+        .toolchain();
     let image = t
         .image_name
         .clone()
@@ -153,12 +148,13 @@ pub fn record(t: &Task) -> Result<Value, String> {
         .fail_to_pass
         .iter()
         .chain(&t.pass_to_pass)
-        .find(|id| !crate::task::harness_readable(id))
+        .find(|id| !toolchain.harness_readable(id))
     {
         return Err(format!(
-            "test id `{bad}` cannot be read back from a pytest log"
+            "test id `{bad}` cannot be read back from the harness's log"
         ));
     }
+    let (eval, log_parser) = eval_script(t)?;
     let mut metadata = serde_json::to_value(&t.metadata).map_err(|e| e.to_string())?;
     results_as_lists(&mut metadata);
     let s = |v: &str| Value::String(v.to_string());
@@ -186,8 +182,8 @@ pub fn record(t: &Task) -> Result<Value, String> {
         s(&t.environment_setup_commit),
     );
     rec.insert("image".into(), s(&image));
-    rec.insert("eval_script".into(), s(&eval_script(t)?));
-    rec.insert("log_parser".into(), s("parse_log_pytest"));
+    rec.insert("eval_script".into(), s(&eval));
+    rec.insert("log_parser".into(), s(log_parser));
     rec.insert("eval_type".into(), s("pass_and_fail"));
     rec.insert("image_name".into(), s(&image));
     rec.insert("language".into(), s(t.language.name()));
@@ -253,8 +249,9 @@ pub fn results_as_lists(v: &mut Value) {
 }
 
 /// The script the harness runs after applying the model patch
-/// (`templates/swebench/eval.sh.j2`).
-pub fn eval_script(t: &Task) -> Result<String, String> {
+/// (`templates/swebench/eval.sh.j2`), and the log parser that reads its output: the tests run
+/// as the task's toolchain says ([`crate::toolchain::Toolchain::harness_run`]).
+pub fn eval_script(t: &Task) -> Result<(String, &'static str), String> {
     let q = crate::sandbox::shell_quote;
     let mut added = Vec::new();
     let mut touched = Vec::new();
@@ -265,22 +262,22 @@ pub fn eval_script(t: &Task) -> Result<String, String> {
             touched.push(q(&path));
         }
     }
-    let mut files: Vec<String> = Vec::new();
-    for id in t.fail_to_pass.iter().chain(&t.pass_to_pass) {
-        let f = id.split("::").next().unwrap_or(id).to_string();
-        if !files.contains(&f) {
-            files.push(f);
-        }
-    }
-    files.sort();
-    let command = match t.metadata.environment.test_command.trim() {
-        "" => "python -m pytest".to_string(),
-        c => c.to_string(),
-    };
-    let test_command = format!(
-        "{command} {PYTEST_FLAGS} {}",
-        files.iter().map(|f| q(f)).collect::<Vec<_>>().join(" ")
-    );
+    let graded: Vec<String> = t
+        .fail_to_pass
+        .iter()
+        .chain(&t.pass_to_pass)
+        .cloned()
+        .collect();
+    let toolchain = t
+        .toolchain()
+        .ok_or("the record names no toolchain")?
+        .toolchain();
+    let run = toolchain.harness_run(
+        crate::toolchain::Harness::SweBench,
+        &t.metadata.environment.test_command,
+        &graded,
+        "/tmp/swe-forge-eval",
+    )?;
     let body = t.test_patch.strip_suffix('\n').unwrap_or(&t.test_patch);
     let delimiter = format!(
         "EOF_SWE_FORGE_{}",
@@ -301,11 +298,12 @@ pub fn eval_script(t: &Task) -> Result<String, String> {
                 added => added.join(" "),
                 test_patch => body,
                 delimiter => delimiter,
-                test_command => test_command,
+                setup => run.setup.trim_end(),
+                test_command => run.command,
             },
         )
         .map_err(|e| format!("rendering the eval script: {e}"))?;
-    Ok(text.trim_start().to_string() + "\n")
+    Ok((text.trim_start().to_string() + "\n", run.log_parser))
 }
 
 /// The dataset card: the split's file and every column as a string.

@@ -433,3 +433,71 @@ fn an_object_in_the_failure_keeps_its_type_and_loses_its_address() {
         issue.text
     );
 }
+
+#[test]
+fn jest_matcher_failures_name_the_call_and_the_values() {
+    let observed = "Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 4\nReceived: 5\n> expect(twice(2, { k: ')' })).toBe(4);";
+    let (call, actual, expected) = super::compared_values(observed).unwrap();
+    assert_eq!(call.as_deref(), Some("twice(2, { k: ')' })"));
+    assert_eq!(actual, "5");
+    assert_eq!(expected, "4");
+    assert_eq!(
+        super::expect_argument("expect(a).toBe(1)").as_deref(),
+        Some("a")
+    );
+    assert_eq!(super::expect_argument("no expectation here"), None);
+    // Without the source line, the values still come through.
+    let bare = "Expected: \"b\"\nReceived: \"a\"";
+    assert_eq!(
+        super::compared_values(bare),
+        Some((None, "\"a\"".to_string(), "\"b\"".to_string()))
+    );
+}
+
+#[test]
+fn jest_frames_lose_their_positions_and_throw_failures_name_the_call() {
+    assert_eq!(
+        super::without_frame_position("    at mergeSlots (lib/schedule.js:52:57)"),
+        "    at mergeSlots (lib/schedule.js)"
+    );
+    assert_eq!(
+        super::without_frame_position("    at lib/a.js:3"),
+        "    at lib/a.js"
+    );
+    assert_eq!(
+        super::without_frame_position("Expected: 1:2"),
+        "Expected: 1:2"
+    );
+    assert!(super::is_matcher_header(
+        "Error: expect(received).toBe(expected) // Object.is equality"
+    ));
+    let no_throw = "Error: expect(received).toThrow(expected)\n\nExpected constructor: TypeError\n\nReceived function did not throw\n> expect(() => sumCents([1, 2.5])).toThrow(TypeError);";
+    assert_eq!(
+        super::jest_throw_title("sumCents", no_throw).as_deref(),
+        Some("`sumCents([1, 2.5])` does not throw TypeError")
+    );
+    let wrong = "Expected substring: \"bad\"\nReceived message: \"worse\"\n> expect(() => { parse('x'); }).toThrow('bad');";
+    assert_eq!(
+        super::jest_throw_title("parse", wrong).as_deref(),
+        Some("`parse('x')` throws \"worse\" instead of \"bad\"")
+    );
+    assert_eq!(
+        super::jest_throw_title("f", "Expected: 1\nReceived: 2"),
+        None
+    );
+}
+
+#[test]
+fn a_vague_jest_report_says_what_the_call_did() {
+    let compared = "Expected: 0\nReceived: 1\n> expect(compareValues(1, 1)).toBe(0);";
+    assert_eq!(
+        super::jest_first_line("compareValues", compared).as_deref(),
+        Some("`compareValues(1, 1)` gives 1 where 0 is expected")
+    );
+    let diff = "- Expected  - 1\n+ Received  + 0\n\n  Array [\n    \"A1\",\n-   \"A2\",\n  ]\n> expect(shelf.expandRange('A1-A2')).toEqual(['A1', 'A2']);";
+    assert_eq!(
+        super::jest_first_line("expandRange", diff).as_deref(),
+        Some("`shelf.expandRange('A1-A2')` does not give the expected result")
+    );
+    assert_eq!(super::jest_first_line("f", "TypeError: boom"), None);
+}

@@ -87,6 +87,7 @@ pub(super) fn verify_all(
                     let mut outcome = verify::screen_and_verify(
                         worker.as_mut(),
                         runner,
+                        ctx.toolchain.toolchain(),
                         ctx.baseline,
                         &cand,
                         &gold,
@@ -99,7 +100,11 @@ pub(super) fn verify_all(
                     // test with a readable id, in a test file, can carry the task instead.
                     // Otherwise it is rejected with that reason, never a survivor's verdict:
                     // the suite does kill it.
-                    let ungradable = ungradable(&outcome, &ctx.repo.profile.test_files);
+                    let ungradable = ungradable(
+                        &outcome,
+                        &ctx.repo.profile.test_files,
+                        ctx.toolchain.toolchain(),
+                    );
                     let survivor = outcome.verdict.reason().is_some_and(|r| r.is_survivor());
                     let killed_by = outcome.fail_to_pass.clone();
                     if ungradable.is_some() {
@@ -158,7 +163,7 @@ pub(super) fn verify_all(
                 Ok((cand, mut outcome)) => {
                     pb.inc(1);
                     let dropped = if outcome.verdict.is_accepted() {
-                        keep_readable_ids(&mut outcome)
+                        keep_readable_ids(&mut outcome, ctx.toolchain.toolchain())
                     } else {
                         Default::default()
                     };

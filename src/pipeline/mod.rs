@@ -284,7 +284,8 @@ fn selected<'m>(
 /// and a Python base image can be had, else the local backend with a warning that nothing is
 /// isolated.
 pub fn make_sandbox(cfg: &RunConfig) -> Result<Box<dyn Sandbox>, PipelineError> {
-    crate::sandbox::choose::open(cfg.sandbox, &cfg.cache, &cfg.limits, Some(Language::Python))
+    let python = crate::toolchain::python_pytest::BASE;
+    crate::sandbox::choose::open(cfg.sandbox, &cfg.cache, &cfg.limits, Some(&python))
         .map(|s| s.primary())
         .map_err(|e| PipelineError::DockerUnavailable(e.to_string()))
 }

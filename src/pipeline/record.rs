@@ -205,11 +205,12 @@ pub(super) fn relative_to(path: &str, base: &Path) -> String {
 }
 
 /// Why an accepted outcome's FAIL_TO_PASS tests cannot grade the task, if none can: each id
-/// is one SWE-bench's log parsers cut ([`task::harness_readable`]) or a doctest in a source
+/// is one SWE-bench's log parsers cut ([`toolchain::Toolchain::harness_readable`]) or a doctest in a source
 /// file (its file is not one of the repository's `test_files`).
 pub(super) fn ungradable(
     outcome: &Outcome,
     test_files: &[String],
+    toolchain: &dyn toolchain::Toolchain,
 ) -> Option<(crate::verdict::Reason, &'static str)> {
     let in_code = |t: &str| {
         t.split_once("::")
@@ -226,7 +227,10 @@ pub(super) fn ungradable(
              may pass with the bug elsewhere)",
         ));
     }
-    if f2p.iter().any(|t| task::harness_readable(t) && !in_code(t)) {
+    if f2p
+        .iter()
+        .any(|t| toolchain.harness_readable(t) && !in_code(t))
+    {
         return None;
     }
     Some(if f2p.iter().any(|t| in_code(t)) {
@@ -243,19 +247,25 @@ pub(super) fn ungradable(
     })
 }
 
-/// Keep only the test ids SWE-bench's log parsers read back ([`task::harness_readable`]):
+/// Keep only the test ids SWE-bench's log parsers read back
+/// ([`toolchain::Toolchain::harness_readable`]):
 /// unreadable PASS_TO_PASS ids are dropped; unreadable FAIL_TO_PASS ids are dropped while
 /// another FAIL_TO_PASS test remains, else the candidate is rejected
 /// (`unreadable-test-ids`). Returns the counts dropped.
-pub(super) fn keep_readable_ids(outcome: &mut Outcome) -> task::DroppedTestIds {
+pub(super) fn keep_readable_ids(
+    outcome: &mut Outcome,
+    toolchain: &dyn toolchain::Toolchain,
+) -> task::DroppedTestIds {
     let mut dropped = task::DroppedTestIds::default();
     let before = outcome.pass_to_pass.len();
-    outcome.pass_to_pass.retain(|id| task::harness_readable(id));
+    outcome
+        .pass_to_pass
+        .retain(|id| toolchain.harness_readable(id));
     dropped.pass_to_pass = before - outcome.pass_to_pass.len();
     let readable: Vec<String> = outcome
         .fail_to_pass
         .iter()
-        .filter(|id| task::harness_readable(id))
+        .filter(|id| toolchain.harness_readable(id))
         .cloned()
         .collect();
     if readable.is_empty() && !outcome.fail_to_pass.is_empty() {

@@ -64,7 +64,7 @@ pub(super) fn run_seed(
 
     // Environment.
     let t = Instant::now();
-    let env = match sandbox.prepare(&repo) {
+    let env = match sandbox.prepare(&repo, &toolchain.recipe(&repo)) {
         Ok(e) => e,
         Err(e) => return finish(s, "failed", format!("environment: {e}")),
     };

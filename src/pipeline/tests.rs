@@ -35,7 +35,7 @@ fn accepted(f2p: &[&str]) -> Outcome {
 #[test]
 fn tests_that_cannot_grade_a_task() {
     let files = vec!["tests/test_num.py".to_string()];
-    let reason = |f2p: &[&str]| ungradable(&accepted(f2p), &files).map(|(r, _)| r.as_str());
+    let reason = |f2p: &[&str]| ungradable(&accepted(f2p), &files, py()).map(|(r, _)| r.as_str());
     assert_eq!(reason(&["tests/test_num.py::test_a"]), None);
     // A doctest beside a hidden repository test: the test still grades.
     assert_eq!(
@@ -61,11 +61,11 @@ fn tests_that_cannot_grade_a_task() {
         random.nondeterministic.insert(t.into(), "random".into());
     }
     assert_eq!(
-        ungradable(&random, &files).map(|(r, _)| r.as_str()),
+        ungradable(&random, &files, py()).map(|(r, _)| r.as_str()),
         Some("nondeterministic")
     );
     random.nondeterministic.remove("tests/test_num.py::test_b");
-    assert_eq!(ungradable(&random, &files), None);
+    assert_eq!(ungradable(&random, &files, py()), None);
 }
 
 #[test]
@@ -80,4 +80,8 @@ fn a_top_up_tracer_run_fits_three_plain_suites_or_is_left_out() {
     assert!(!top_up_fits(16.9, 3.0, 6.1, TRACE_FACTOR));
     // Unknown suite seconds set no limit.
     assert!(top_up_fits(100.0, 100.0, 0.0, TRACE_FACTOR));
+}
+
+fn py() -> &'static dyn crate::toolchain::Toolchain {
+    crate::toolchain::ToolchainId::PythonPytest.toolchain()
 }

@@ -53,6 +53,43 @@ pub struct Repo {
     pub profile: Profile,
 }
 
+impl Repo {
+    /// A repository that exists only as a record (tests of recipes and templates): commit
+    /// `a…a`, nothing on disk, the profile's files empty.
+    #[cfg(test)]
+    pub(crate) fn sample(
+        name: &str,
+        language: Language,
+        build_system: &str,
+        framework: &str,
+    ) -> Repo {
+        let seed: Seed = serde_yaml::from_str(&format!(
+            "name: {name}\nsource: {name}\nlanguage: {}\n",
+            language.name()
+        ))
+        .expect("a sample seed parses");
+        Repo {
+            name: name.into(),
+            seed,
+            source: name.into(),
+            commit: "a".repeat(40),
+            mirror: PathBuf::from("/nonexistent"),
+            checkout: PathBuf::from("/nonexistent"),
+            profile: Profile {
+                language,
+                build_system: build_system.into(),
+                test_framework: framework.into(),
+                source_files: vec![],
+                test_files: vec![],
+                install_command: None,
+                python_path: vec![],
+                packages: vec![],
+                packages_reason: String::new(),
+            },
+        }
+    }
+}
+
 /// Why a seed could not be imported. Every message starts with the seed's name.
 #[derive(thiserror::Error, Debug)]
 pub enum ImportError {

@@ -34,9 +34,7 @@ pub mod fast;
 pub mod resident;
 
 use super::surefire;
-use super::{
-    junit_xml, parse_bash_times, wrap, RunBudget, RunnerError, TestRunner, CPU_EXCEEDED, TIMES,
-};
+use super::{junit_xml, wrap, RunBudget, RunnerError, TestRunner};
 use crate::coverage::CoverageMap;
 use crate::run::{Run, RunEnd, TestResult, TestStatus};
 use crate::sandbox::{shell_quote, ExecOutput, Worker};
@@ -409,28 +407,14 @@ status=$?
         mut out: ExecOutput,
         fast: bool,
     ) -> Result<Run, RunnerError> {
-        let cpu_s = worker
-            .read_scratch(TIMES)?
-            .and_then(|b| parse_bash_times(&String::from_utf8_lossy(&b)));
-        let cpu_exceeded = out.exit_code == Some(CPU_EXCEEDED) || out.signal == Some(libc::SIGXCPU);
-        if cpu_exceeded && out.end != RunEnd::TimedOut {
-            out.end = RunEnd::TimedOut;
-        }
-        let mut log = out.stdout.clone();
-        log.extend_from_slice(&out.stderr);
-        let log_digest = blake3::hash(&log).to_hex().to_string();
-        let log_path = self.log_dir.as_ref().and_then(|dir| {
-            let path = dir.join(format!("{}.log", &log_digest[..16]));
-            (std::fs::create_dir_all(dir).is_ok() && std::fs::write(&path, &log).is_ok())
-                .then(|| path.display().to_string())
-        });
+        let super::Ending {
+            cpu_s,
+            log,
+            log_digest,
+            log_path,
+            cpu_anomaly: mut anomaly,
+        } = super::ending(worker, &mut out, budget, self.log_dir.as_deref())?;
         let log = String::from_utf8_lossy(&log);
-        let mut anomaly = cpu_exceeded.then(|| {
-            format!(
-                "CPU time limit of {:.1}s exceeded",
-                budget.cpu.map_or(0.0, |c| c.as_secs_f64())
-            )
-        });
         let bundle = worker.read_scratch(REPORTS)?;
         let (cases, errors) = match &bundle {
             Some(bytes) => surefire::parse_bundle(&String::from_utf8_lossy(bytes)),

@@ -1,6 +1,7 @@
 //! Test runners: one adapter per framework, turning a request ("these tests", "the whole
 //! suite", "with per-test coverage") into a command and its structured report into a [`Run`].
 
+pub mod jest;
 pub mod junit_xml;
 pub mod maven;
 pub mod pytest;
@@ -8,8 +9,8 @@ pub mod resident;
 pub mod surefire;
 
 use crate::coverage::CoverageMap;
-use crate::run::Run;
-use crate::sandbox::{shell_quote, SandboxError, Worker};
+use crate::run::{Run, RunEnd};
+use crate::sandbox::{shell_quote, ExecOutput, SandboxError, Worker};
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +71,56 @@ pub(crate) fn parse_bash_times(text: &str) -> Option<f64> {
         total += m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?;
     }
     Some(total)
+}
+
+/// What every adapter's report reading starts from: the CPU time of the test processes (bash's
+/// `times`), a CPU limit hit turned into a timeout, and the log's digest (the log itself kept
+/// under `log_dir`, by digest).
+pub(crate) struct Ending {
+    pub cpu_s: Option<f64>,
+    /// stdout followed by stderr.
+    pub log: Vec<u8>,
+    pub log_digest: String,
+    pub log_path: Option<String>,
+    /// "CPU time limit of …s exceeded" when the CPU limit ended the run.
+    pub cpu_anomaly: Option<String>,
+}
+
+/// See [`Ending`]: marks `out` timed out when the CPU limit ended it.
+pub(crate) fn ending(
+    worker: &mut dyn Worker,
+    out: &mut ExecOutput,
+    budget: RunBudget,
+    log_dir: Option<&std::path::Path>,
+) -> Result<Ending, RunnerError> {
+    let cpu_s = worker
+        .read_scratch(TIMES)?
+        .and_then(|b| parse_bash_times(&String::from_utf8_lossy(&b)));
+    let cpu_exceeded = out.exit_code == Some(CPU_EXCEEDED) || out.signal == Some(libc::SIGXCPU);
+    if cpu_exceeded && out.end != RunEnd::TimedOut {
+        out.end = RunEnd::TimedOut;
+    }
+    let mut log = out.stdout.clone();
+    log.extend_from_slice(&out.stderr);
+    let log_digest = blake3::hash(&log).to_hex().to_string();
+    let log_path = log_dir.and_then(|dir| {
+        let path = dir.join(format!("{}.log", &log_digest[..16]));
+        (std::fs::create_dir_all(dir).is_ok() && std::fs::write(&path, &log).is_ok())
+            .then(|| path.display().to_string())
+    });
+    let cpu_anomaly = cpu_exceeded.then(|| {
+        format!(
+            "CPU time limit of {:.1}s exceeded",
+            budget.cpu.map_or(0.0, |c| c.as_secs_f64())
+        )
+    });
+    Ok(Ending {
+        cpu_s,
+        log,
+        log_digest,
+        log_path,
+        cpu_anomaly,
+    })
 }
 
 /// A framework adapter.

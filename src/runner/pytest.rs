@@ -2,7 +2,7 @@
 //! file), maps cases to node ids, and collects per-test coverage with pytest-cov contexts.
 
 use super::junit_xml;
-use super::{parse_bash_times, wrap, RunBudget, RunnerError, TestRunner, CPU_EXCEEDED, TIMES};
+use super::{wrap, RunBudget, RunnerError, TestRunner};
 use crate::coverage::CoverageMap;
 use crate::run::{Run, RunEnd, TestResult, TestStatus};
 use crate::sandbox::{shell_quote, ExecOutput, Worker};
@@ -265,27 +265,13 @@ impl Pytest {
         budget: RunBudget,
         mut out: ExecOutput,
     ) -> Result<Run, RunnerError> {
-        let cpu_s = worker
-            .read_scratch(TIMES)?
-            .and_then(|b| parse_bash_times(&String::from_utf8_lossy(&b)));
-        let cpu_exceeded = out.exit_code == Some(CPU_EXCEEDED) || out.signal == Some(libc::SIGXCPU);
-        if cpu_exceeded && out.end != RunEnd::TimedOut {
-            out.end = RunEnd::TimedOut;
-        }
-        let mut log = out.stdout.clone();
-        log.extend_from_slice(&out.stderr);
-        let log_digest = blake3::hash(&log).to_hex().to_string();
-        let log_path = self.log_dir.as_ref().and_then(|dir| {
-            let path = dir.join(format!("{}.log", &log_digest[..16]));
-            (std::fs::create_dir_all(dir).is_ok() && std::fs::write(&path, &log).is_ok())
-                .then(|| path.display().to_string())
-        });
-        let mut anomaly = cpu_exceeded.then(|| {
-            format!(
-                "CPU time limit of {:.1}s exceeded",
-                budget.cpu.map_or(0.0, |c| c.as_secs_f64())
-            )
-        });
+        let super::Ending {
+            cpu_s,
+            log_digest,
+            log_path,
+            cpu_anomaly: mut anomaly,
+            ..
+        } = super::ending(worker, &mut out, budget, self.log_dir.as_deref())?;
         let mut collection_errors = std::collections::BTreeMap::new();
         let mut nondeterministic = std::collections::BTreeMap::new();
         let mut results = match worker.read_scratch(REPORT)? {
@@ -658,6 +644,7 @@ impl TestRunner for Pytest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::parse_bash_times;
 
     #[test]
     fn a_long_selection_names_files_most_of_whose_tests_it_asks_for() {

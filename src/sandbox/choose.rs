@@ -3,8 +3,8 @@
 
 use super::docker::{self, DockerSandbox};
 use super::local::LocalSandbox;
+use super::recipe::BaseRecipe;
 use super::{Limits, Sandbox, SandboxChoice};
-use crate::lang::Language;
 use std::path::Path;
 
 /// `--sandbox docker` was asked for and the daemon cannot be used.
@@ -30,14 +30,14 @@ impl Sandboxes {
 }
 
 /// Open the sandboxes `choice` asks for. Under `auto`, Docker is taken when its daemon
-/// answers and, where `base_for` names a language (a run, which builds images), a base image
-/// for it is present or can be made here; otherwise the local sandbox, with a warning that
-/// nothing is isolated.
+/// answers and, where `base` names a base image (a run, which builds images), that image is
+/// present or can be made here; otherwise the local sandbox, with a warning that nothing is
+/// isolated.
 pub fn open(
     choice: SandboxChoice,
     cache: &Path,
     limits: &Limits,
-    base_for: Option<Language>,
+    base: Option<&BaseRecipe>,
 ) -> Result<Sandboxes, DockerUnavailable> {
     let local = LocalSandbox::new(cache, limits.clone());
     let docker = match choice {
@@ -46,7 +46,7 @@ pub fn open(
             DockerSandbox::connect(cache, limits.clone())
                 .map_err(|e| DockerUnavailable(e.to_string()))?,
         ),
-        SandboxChoice::Auto => auto_docker(cache, limits, base_for),
+        SandboxChoice::Auto => auto_docker(cache, limits, base),
     };
     if docker.is_none() {
         tracing::warn!(
@@ -61,7 +61,7 @@ pub fn open(
     Ok(Sandboxes { docker, local })
 }
 
-fn auto_docker(cache: &Path, limits: &Limits, base_for: Option<Language>) -> Option<DockerSandbox> {
+fn auto_docker(cache: &Path, limits: &Limits, base: Option<&BaseRecipe>) -> Option<DockerSandbox> {
     if !docker::available() {
         return None;
     }
@@ -72,8 +72,8 @@ fn auto_docker(cache: &Path, limits: &Limits, base_for: Option<Language>) -> Opt
             return None;
         }
     };
-    if let Some(language) = base_for {
-        if let Err(e) = d.base_obtainable(language) {
+    if let Some(recipe) = base {
+        if let Err(e) = d.base_obtainable(recipe) {
             tracing::warn!("docker answers but has no base image, and none can be made here: {e}");
             return None;
         }

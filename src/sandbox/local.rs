@@ -1,7 +1,9 @@
-//! The local backend: a virtualenv per repository, a temp worktree per worker, and a subprocess
-//! per command in its own process group (and pids cgroup where the host allows one), with
-//! rlimits and a hard timeout. It does not isolate: the tests see the host.
+//! The local backend: a host environment per repository where its toolchain's recipe asks for
+//! one (Python's virtualenv), a temp worktree per worker, and a subprocess per command in its
+//! own process group (and pids cgroup where the host allows one), with rlimits and a hard
+//! timeout. It does not isolate: the tests see the host.
 
+use super::recipe::{substitute, EnvDir, EnvRecipe, LocalRecipe};
 use super::{Environment, ExecOutput, Limits, Sandbox, SandboxError, SandboxKind, Worker};
 use crate::lock::FileLock;
 use crate::repo::Repo;
@@ -14,58 +16,53 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Test tools installed into every environment next to the project's dependencies.
-/// Hypothesis and CrossHair propose inputs for test synthesis (src/synth/search.py,
-/// src/synth/crosshair.py); the tests swe-forge writes use neither.
-pub const PYTHON_TEST_TOOLS: &[&str] = &[
-    "pytest",
-    "pytest-cov",
-    "coverage",
-    "hypothesis",
-    "crosshair-tool",
-];
-
 /// The local backend.
 #[derive(Clone, Debug)]
 pub struct LocalSandbox {
     cache: PathBuf,
     limits: Limits,
-    python: String,
 }
 
 impl LocalSandbox {
-    /// `cache` holds the virtualenvs; `python` is the interpreter that creates them.
+    /// `cache` holds the host environments (`venvs/`).
     pub fn new(cache: &Path, limits: Limits) -> LocalSandbox {
-        let python = std::env::var("SWE_FORGE_PYTHON").unwrap_or_else(|_| "python3".to_string());
         LocalSandbox {
             cache: cache.to_path_buf(),
             limits,
-            python,
         }
-    }
-
-    fn venv_key(&self, repo: &Repo) -> String {
-        let mut h = blake3::Hasher::new();
-        h.update(repo.commit.as_bytes());
-        h.update(
-            repo.profile
-                .install_command
-                .as_deref()
-                .unwrap_or("")
-                .as_bytes(),
-        );
-        h.update(PYTHON_TEST_TOOLS.join(",").as_bytes());
-        h.update(python_version(&self.python).as_bytes());
-        h.finalize().to_hex()[..12].to_string()
     }
 }
 
-fn python_version(python: &str) -> String {
-    Command::new(python)
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default()
+/// The key of an environment directory: its recipe's key and its key commands' output.
+fn env_key(dir: &EnvDir) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in &dir.key {
+        h.update(part.as_bytes());
+        h.update(b"\0");
+    }
+    for argv in &dir.key_commands {
+        let out = argv.split_first().and_then(|(program, args)| {
+            Command::new(program)
+                .args(args)
+                .output()
+                .ok()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        });
+        h.update(out.unwrap_or_default().as_bytes());
+        h.update(b"\0");
+    }
+    h.finalize().to_hex()[..12].to_string()
+}
+
+/// The commands' PATH: the recipe's directories, then the host's.
+fn command_path(prefix: &[String], env: &Path) -> String {
+    let host = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+    let mut parts: Vec<String> = prefix
+        .iter()
+        .map(|p| substitute(p, env, Path::new(""), ""))
+        .collect();
+    parts.push(host);
+    parts.join(":")
 }
 
 impl Sandbox for LocalSandbox {
@@ -73,84 +70,108 @@ impl Sandbox for LocalSandbox {
         SandboxKind::Local
     }
 
-    fn prepare(&self, repo: &Repo) -> Result<Arc<dyn Environment>, SandboxError> {
+    fn prepare(
+        &self,
+        repo: &Repo,
+        recipe: &EnvRecipe,
+    ) -> Result<Arc<dyn Environment>, SandboxError> {
         let prep_err = |detail: String| SandboxError::Prepare {
             repo: repo.name.clone(),
             detail,
         };
-        if repo.profile.language == crate::lang::Language::Java {
-            // Java runs with the host's Maven against Debian's offline repository: nothing to
-            // install per repository.
-            run_setup(Command::new("mvn").arg("-v"), "mvn -v").map_err(|e| {
-                prep_err(format!(
-                    "Java needs Maven and a JDK on this host for the local sandbox ({e}); install \
-                     Debian's packages listed in dockerfiles/java-maven.md, or use --sandbox docker"
-                ))
-            })?;
-            let worktrees = tempfile::Builder::new().prefix("swe-forge-wt-").tempdir()?;
-            return Ok(Arc::new(LocalEnv {
-                repo: repo.clone(),
-                venv: self.cache.join("venvs").join("none"),
-                limits: self.limits.clone(),
-                worktrees,
-            }));
+        let local = &recipe.local;
+        for r in &local.requires {
+            let Some((program, args)) = r.argv.split_first() else {
+                continue;
+            };
+            run_setup(Command::new(program).args(args), &r.argv.join(" "))
+                .map_err(|e| prep_err(format!("{} ({e})", r.hint)))?;
         }
-        let venv = self
-            .cache
-            .join("venvs")
-            .join(format!("{}-{}", repo.name, self.venv_key(repo)));
-        let _lock = FileLock::exclusive(&venv.with_extension("lock"))?;
-        let ready = venv.join(".swe-forge-ready");
-        if !ready.exists() {
-            tracing::info!(repo = %repo.name, venv = %venv.display(), "creating virtualenv");
-            if venv.exists() {
-                fs::remove_dir_all(&venv)?;
+        let env = match &local.env_dir {
+            None => self.cache.join("venvs").join("none"),
+            Some(dir) => {
+                let env = self
+                    .cache
+                    .join("venvs")
+                    .join(format!("{}-{}", repo.name, env_key(dir)));
+                make_env_dir(repo, dir, &env, &local.path_prefix).map_err(|e| match e {
+                    SetupError::Io(e) => SandboxError::Io(e),
+                    SetupError::Step(detail) => prep_err(detail),
+                })?;
+                env
             }
-            run_setup(
-                Command::new(&self.python).args(["-m", "venv"]).arg(&venv),
-                "python -m venv",
-            )
-            .map_err(prep_err)?;
-            let py = venv.join("bin/python");
-            run_setup(
-                Command::new(&py)
-                    .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
-                    .args(PYTHON_TEST_TOOLS),
-                "installing the test tools",
-            )
-            .map_err(prep_err)?;
-            if let Some(install) = &repo.profile.install_command {
-                // Install from a throwaway copy so build artefacts never touch the checkout.
-                let tmp = tempfile::tempdir()?;
-                let src = tmp.path().join("src");
-                copy_tree(&repo.checkout, &src)?;
-                tracing::info!(repo = %repo.name, command = %install, "installing dependencies");
-                run_setup(
-                    Command::new("bash")
-                        .args(["-c", install])
-                        .current_dir(&src)
-                        .env("PATH", venv_path(&venv))
-                        .env("VIRTUAL_ENV", &venv)
-                        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
-                    install,
-                )
-                .map_err(prep_err)?;
-            }
-            fs::write(&ready, b"ok")?;
-        }
+        };
         let worktrees = tempfile::Builder::new().prefix("swe-forge-wt-").tempdir()?;
         Ok(Arc::new(LocalEnv {
             repo: repo.clone(),
-            venv,
+            env,
+            recipe: local.clone(),
             limits: self.limits.clone(),
             worktrees,
         }))
     }
 }
 
-fn venv_path(venv: &Path) -> String {
-    let host = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
-    format!("{}:{host}", venv.join("bin").display())
+enum SetupError {
+    Io(std::io::Error),
+    Step(String),
+}
+
+impl From<std::io::Error> for SetupError {
+    fn from(e: std::io::Error) -> Self {
+        SetupError::Io(e)
+    }
+}
+
+/// Make the environment directory `env` (once: a marker says it is ready; a lock keeps two
+/// processes from making it at once) by running the recipe's steps.
+fn make_env_dir(
+    repo: &Repo,
+    dir: &EnvDir,
+    env: &Path,
+    path_prefix: &[String],
+) -> Result<(), SetupError> {
+    let _lock = FileLock::exclusive(&env.with_extension("lock"))?;
+    let ready = env.join(".swe-forge-ready");
+    if ready.exists() {
+        return Ok(());
+    }
+    tracing::info!(repo = %repo.name, env = %env.display(), "creating the host environment");
+    if env.exists() {
+        fs::remove_dir_all(env)?;
+    }
+    let path = command_path(path_prefix, env);
+    for step in &dir.steps {
+        let argv: Vec<String> = step
+            .argv
+            .iter()
+            .map(|a| substitute(a, env, Path::new(""), &path))
+            .collect();
+        let Some((program, args)) = argv.split_first() else {
+            continue;
+        };
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        for (k, v) in &step.env {
+            cmd.env(k, substitute(v, env, Path::new(""), &path));
+        }
+        // An install runs in a throwaway copy, so build artefacts never touch the checkout.
+        let copy = if step.in_copy {
+            let tmp = tempfile::tempdir()?;
+            let src = tmp.path().join("src");
+            copy_tree(&repo.checkout, &src)?;
+            cmd.current_dir(&src);
+            Some(tmp)
+        } else {
+            None
+        };
+        tracing::info!(repo = %repo.name, "{}", step.what);
+        run_setup(&mut cmd, &step.what).map_err(SetupError::Step)?;
+        drop(copy);
+    }
+    fs::create_dir_all(env)?;
+    fs::write(&ready, b"ok")?;
+    Ok(())
 }
 
 fn run_setup(cmd: &mut Command, what: &str) -> Result<(), String> {
@@ -196,7 +217,9 @@ pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 
 struct LocalEnv {
     repo: Repo,
-    venv: PathBuf,
+    /// The host environment directory (a virtualenv), or a path that does not exist.
+    env: PathBuf,
+    recipe: LocalRecipe,
     limits: Limits,
     worktrees: tempfile::TempDir,
 }
@@ -215,12 +238,12 @@ impl Environment for LocalEnv {
         copy_tree(&self.repo.checkout, &root)?;
         let scratch = base.join("scratch");
         fs::create_dir_all(scratch.join("tmp"))?;
-        let python_path: Vec<String> = self
-            .repo
-            .profile
-            .python_path
+        let path = command_path(&self.recipe.path_prefix, &self.env);
+        let vars: Vec<(String, String)> = self
+            .recipe
+            .vars
             .iter()
-            .map(|p| root.join(p).display().to_string())
+            .map(|(k, v)| (k.clone(), substitute(v, &self.env, &root, &path)))
             .collect();
         let cgroup = PidsCgroup::create(
             &format!(
@@ -238,8 +261,8 @@ impl Environment for LocalEnv {
             scratch_s: scratch.display().to_string(),
             root,
             scratch,
-            venv: self.venv.clone(),
-            python_path: python_path.join(":"),
+            path,
+            vars,
             limits: self.limits.clone(),
             cgroup,
         }))
@@ -260,8 +283,10 @@ struct LocalWorker {
     scratch: PathBuf,
     root_s: String,
     scratch_s: String,
-    venv: PathBuf,
-    python_path: String,
+    /// The commands' PATH.
+    path: String,
+    /// The recipe's variables, substituted.
+    vars: Vec<(String, String)>,
     limits: Limits,
     cgroup: Option<PidsCgroup>,
 }
@@ -271,8 +296,7 @@ impl LocalWorker {
     fn environment(&self, cmd: &mut Command) {
         cmd.current_dir(&self.root)
             .env_clear()
-            .env("PATH", venv_path(&self.venv))
-            .env("VIRTUAL_ENV", &self.venv)
+            .env("PATH", &self.path)
             .env("HOME", self.scratch.join("tmp"))
             .env("TMPDIR", self.scratch.join("tmp"))
             .env("TZ", "UTC")
@@ -280,8 +304,10 @@ impl LocalWorker {
             .env("LANG", "C.UTF-8")
             .env("PYTHONHASHSEED", "0")
             .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("PYTHONPATH", &self.python_path)
             .env("SWE_FORGE_SCRATCH", &self.scratch);
+        for (k, v) in &self.vars {
+            cmd.env(k, v);
+        }
     }
 
     /// Apply the commands' limits to `cmd`: address space, processes, no core dumps, and the
@@ -356,7 +382,7 @@ impl LocalWorker {
                 .ok_or_else(|| SandboxError::Other("a resident runner with no command".into()))?;
             tracing::debug!(worktree = %self.root.display(), command = %name, "starting a resident runner");
             let log = fs::File::create(self.base.join("resident.log"))?;
-            let mut cmd = Command::new(find_on_path(name, &venv_path(&self.venv)));
+            let mut cmd = Command::new(find_on_path(name, &self.path));
             cmd.args(rest);
             self.environment(&mut cmd);
             cmd.stdin(Stdio::piped())

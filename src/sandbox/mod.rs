@@ -4,12 +4,14 @@
 //!
 //! A [`Sandbox`] prepares an [`Environment`] for a repository (dependencies installed once);
 //! an environment hands out [`Worker`]s, each with its own clean copy of the repository that is
-//! reset between candidates.
+//! reset between candidates. What an environment is made from comes from the repository's
+//! toolchain as data ([`recipe`]): the sandboxes never ask which language they serve.
 
 pub mod choose;
 pub mod docker;
 pub mod image;
 pub mod local;
+pub mod recipe;
 pub mod task_image;
 
 use crate::repo::Repo;
@@ -154,8 +156,13 @@ impl std::fmt::Display for SandboxKind {
 /// A backend that can prepare environments for repositories.
 pub trait Sandbox: Send + Sync {
     fn kind(&self) -> SandboxKind;
-    /// Install the repository's dependencies and test tools (cached between runs).
-    fn prepare(&self, repo: &Repo) -> Result<Arc<dyn Environment>, SandboxError>;
+    /// Install the repository's dependencies and test tools (cached between runs), as its
+    /// toolchain's recipe says.
+    fn prepare(
+        &self,
+        repo: &Repo,
+        recipe: &recipe::EnvRecipe,
+    ) -> Result<Arc<dyn Environment>, SandboxError>;
 }
 
 /// A repository's prepared environment.

@@ -6,7 +6,7 @@
 
 use super::docker::Client;
 use super::image::{self, ContextTar, ImageError, ImageRef, Progress, TEST_UID};
-use crate::lang::Language;
+use super::recipe::TaskLayer;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
@@ -49,9 +49,8 @@ pub fn tag(repo_image: &str, base_commit: &str) -> String {
 pub struct TaskImageSpec<'a> {
     pub tag: &'a str,
     pub repo_image: &'a str,
-    pub language: Language,
-    /// The repository's import roots (`metadata.environment.python_path`), for Python.
-    pub python_path: &'a [String],
+    /// What the layer takes from the repository image (the toolchain's).
+    pub layer: &'a TaskLayer,
     /// The start state's repository (worktree with its `.git`), see
     /// [`crate::start_state::write_repository`].
     pub start_repo: &'a Path,
@@ -97,22 +96,8 @@ pub fn render(spec: &TaskImageSpec<'_>, from: &RepoImageInfo) -> Result<String, 
     env.add_filter("json", |v: String| {
         serde_json::to_string(&v).unwrap_or_else(|_| "\"\"".to_string())
     });
-    let (copy_paths, prepare): (Vec<&str>, String) = match spec.language {
-        Language::Python => (vec!["/opt/venv"], String::new()),
-        Language::Java => (
-            vec!["/opt/swe-forge"],
-            format!(
-                "install -d -o {TEST_UID} -g {TEST_UID} {}",
-                image::JAVA_BUILD_CACHE
-            ),
-        ),
-        Language::JavaScript | Language::TypeScript => {
-            return Err(ImageError::Unsupported(format!(
-                "no task image recipe for {} repositories yet",
-                spec.language
-            )))
-        }
-    };
+    let copy_paths = &spec.layer.copy_paths;
+    let prepare = &spec.layer.prepare;
     // `ENV KEY="value"`, the value as a JSON string (Dockerfile double quotes).
     let env_pairs: Vec<String> = from
         .env
@@ -220,14 +205,16 @@ mod tests {
     }
 
     #[test]
-    fn renders_per_language() {
+    fn renders_the_layer_the_toolchain_names() {
         let dir = tempfile::tempdir().unwrap();
-        let pp = vec!["src".to_string()];
+        let venv = TaskLayer {
+            copy_paths: vec!["/opt/venv".into()],
+            prepare: String::new(),
+        };
         let spec = TaskImageSpec {
             tag: "t",
             repo_image: "swe-forge/p:1",
-            language: Language::Python,
-            python_path: &pp,
+            layer: &venv,
             start_repo: dir.path(),
             instance_id: "p__m__1",
             base_commit: "c",
@@ -247,6 +234,7 @@ mod tests {
             "{py}"
         );
         assert!(!py.contains("FROM swe-forge/p:1"), "{py}");
+        assert!(!py.contains("RUN "), "{py}");
         assert!(
             py.contains("ENV PATH=\"/opt/venv/bin:/usr/bin\" PYTHONPATH=\"/testbed/src\""),
             "{py}"
@@ -257,15 +245,22 @@ mod tests {
             "{py}"
         );
         assert_eq!(last[1], "COPY --chown=1000:1000 testbed/ /testbed/", "{py}");
+        let helpers = TaskLayer {
+            copy_paths: vec!["/opt/swe-forge".into()],
+            prepare: "install -d -o 1000 -g 1000 /var/cache/x".into(),
+        };
         let java = render(
             &TaskImageSpec {
-                language: Language::Java,
+                layer: &helpers,
                 ..spec
             },
             &from,
         )
         .unwrap();
-        assert!(java.contains(image::JAVA_BUILD_CACHE), "{java}");
+        assert!(
+            java.contains("RUN [\"bash\", \"-c\", \"install -d -o 1000 -g 1000 /var/cache/x\"]"),
+            "{java}"
+        );
         assert!(
             java.contains("COPY --from=swe-forge/p:1 /opt/swe-forge /opt/swe-forge"),
             "{java}"

@@ -4,15 +4,20 @@
 //! nowhere else; a new language or framework is one more module beside these.
 
 pub mod java_maven;
+pub mod javascript_jest;
 pub mod python_pytest;
+mod python_wheelhouse;
 
 use crate::baseline::Baseline;
 use crate::lang::Language;
-use crate::repo::Profile;
+use crate::repo::{Profile, Repo};
 use crate::runner::TestRunner;
-use crate::sandbox::{SandboxKind, Worker};
+use crate::sandbox::recipe::{BaseRecipe, EnvRecipe, TaskLayer};
+use crate::sandbox::{Environment, Sandbox, SandboxError, SandboxKind, Worker};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A language with its test framework (and build tool), as task records name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -22,17 +27,28 @@ pub enum ToolchainId {
     PythonPytest,
     /// Java built with Maven and tested with JUnit through Surefire.
     JavaMaven,
+    /// JavaScript tested with jest.
+    JavascriptJest,
+    /// TypeScript tested with jest (ts-jest, or the project's own transform).
+    TypescriptJest,
 }
 
 impl ToolchainId {
     /// Every toolchain, in registry order.
-    pub const ALL: [ToolchainId; 2] = [ToolchainId::PythonPytest, ToolchainId::JavaMaven];
+    pub const ALL: [ToolchainId; 4] = [
+        ToolchainId::PythonPytest,
+        ToolchainId::JavaMaven,
+        ToolchainId::JavascriptJest,
+        ToolchainId::TypescriptJest,
+    ];
 
-    /// `python_pytest`, `java_maven`: as records and logs write it.
+    /// `python_pytest`, `java_maven`, `javascript_jest`: as records and logs write it.
     pub fn as_str(self) -> &'static str {
         match self {
             ToolchainId::PythonPytest => "python_pytest",
             ToolchainId::JavaMaven => "java_maven",
+            ToolchainId::JavascriptJest => "javascript_jest",
+            ToolchainId::TypescriptJest => "typescript_jest",
         }
     }
 
@@ -41,6 +57,8 @@ impl ToolchainId {
         match self {
             ToolchainId::PythonPytest => &python_pytest::PythonPytest,
             ToolchainId::JavaMaven => &java_maven::JavaMaven,
+            ToolchainId::JavascriptJest => &javascript_jest::JavascriptJest::JAVASCRIPT,
+            ToolchainId::TypescriptJest => &javascript_jest::JavascriptJest::TYPESCRIPT,
         }
     }
 
@@ -88,6 +106,45 @@ pub fn for_profile(profile: &Profile) -> Result<&'static dyn Toolchain, Unsuppor
     } else {
         why.join("; ")
     }))
+}
+
+/// The toolchain of every language that has one, by language (for `image bootstrap`, which
+/// makes a language's base image).
+pub fn for_language(language: Language) -> Option<&'static dyn Toolchain> {
+    ToolchainId::ALL
+        .into_iter()
+        .map(ToolchainId::toolchain)
+        .find(|t| t.language() == language)
+}
+
+/// Prepare `repo`'s environment in `sandbox` with its toolchain's recipe.
+pub fn prepare(sandbox: &dyn Sandbox, repo: &Repo) -> Result<Arc<dyn Environment>, SandboxError> {
+    let tc = for_profile(&repo.profile).map_err(|e| SandboxError::Prepare {
+        repo: repo.name.clone(),
+        detail: e.0,
+    })?;
+    sandbox.prepare(repo, &tc.recipe(repo))
+}
+
+/// A harness outside swe-forge that grades a task by running its tests in the task image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Harness {
+    /// The SWE-bench harness: it reads the lines between its markers with `log_parser`.
+    SweBench,
+    /// A Harbor verifier: the command's exit status is the verdict.
+    Harbor,
+}
+
+/// How a harness runs a task's graded tests and reads the outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HarnessRun {
+    /// Shell lines that come before (helper files written with heredocs); may be empty.
+    pub setup: String,
+    /// One shell line that runs the graded tests at the repository root. Its exit status is
+    /// 0 only when every graded test passed; for SWE-bench it prints what `log_parser` reads.
+    pub command: String,
+    /// The SWE-bench log parser that reads the command's output.
+    pub log_parser: &'static str,
 }
 
 /// The plain values a runner is made from (no run or audit configuration).
@@ -154,6 +211,45 @@ pub trait Toolchain: Send + Sync {
 
     /// Whether a test can be synthesized for a candidate no existing test kills.
     fn synthesizes_tests(&self) -> bool;
+
+    /// Without per-test coverage, the stable tests that screen a candidate in `file` (those of
+    /// its module or package); `None`: every stable test.
+    fn screening_fallback(&self, _file: &str, _stable: &BTreeSet<String>) -> Option<Vec<String>> {
+        None
+    }
+
+    /// The base image of its runtime.
+    fn base(&self) -> BaseRecipe;
+
+    /// What `repo`'s environments are made from: its repository image and its local
+    /// preparation.
+    fn recipe(&self, repo: &Repo) -> EnvRecipe;
+
+    /// What a task image takes from the repository image.
+    fn task_layer(&self) -> TaskLayer;
+
+    /// Whether the harnesses' log parsers read a test id back as it is written (a task is
+    /// graded only by ids they do). Default: SWE-bench's pytest parsers split result lines on
+    /// whitespace, so an id with whitespace (`test_x[a b]`) comes back cut.
+    fn harness_readable(&self, id: &str) -> bool {
+        crate::task::harness_readable(id)
+    }
+
+    /// How `harness` runs the `graded` tests with the record's `test_command` (empty: the
+    /// framework's default); `log_dir` is where the harness keeps its logs. `Err` says why
+    /// this toolchain's tasks cannot be graded there.
+    fn harness_run(
+        &self,
+        _harness: Harness,
+        _test_command: &str,
+        _graded: &[String],
+        _log_dir: &str,
+    ) -> Result<HarnessRun, String> {
+        Err(format!(
+            "no harness command for {} tasks yet",
+            self.id().as_str()
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -194,10 +290,10 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", id.as_str()));
             assert_eq!(serde_json::from_str::<ToolchainId>(&json).unwrap(), id);
             assert_eq!(id.toolchain().id(), id);
-            assert_eq!(
-                ToolchainId::default_for(id.toolchain().language()),
-                Some(id)
-            );
+            // Records of the first two languages that name no toolchain get theirs.
+            if let Some(default) = ToolchainId::default_for(id.toolchain().language()) {
+                assert_eq!(default, id);
+            }
         }
     }
 

@@ -1,13 +1,65 @@
 //! Python tested with pytest: the fresh and the resident pytest runner, `file.py::Class::test`
-//! ids, and test synthesis.
+//! ids, test synthesis, and the environments: the base image's packages, the repository
+//! image (`dockerfiles/python.Dockerfile`: a virtualenv with the test tools and the project's
+//! dependencies, packages from the index or else from a wheelhouse downloaded on the host),
+//! the task image's layer (the virtualenv) and the local sandbox's virtualenv.
 
-use super::{RunnerSpec, Toolchain, ToolchainId, Unsupported};
+use super::{Harness, HarnessRun, RunnerSpec, Toolchain, ToolchainId, Unsupported};
 use crate::baseline::Baseline;
 use crate::lang::Language;
-use crate::repo::Profile;
+use crate::repo::{Profile, Repo};
 use crate::runner::pytest::Pytest;
 use crate::runner::TestRunner;
-use crate::sandbox::Worker;
+use crate::sandbox::recipe::{
+    BaseRecipe, EnvDir, EnvRecipe, HashPart, ImageRecipe, LocalRecipe, SetupStep, TaskLayer,
+    Variant, VersionProbe,
+};
+use crate::sandbox::{shell_quote, Worker};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Test tools installed into every environment next to the project's dependencies.
+/// Hypothesis and CrossHair propose inputs for test synthesis (src/synth/search.py,
+/// src/synth/crosshair.py); the tests swe-forge writes use neither.
+pub const PYTHON_TEST_TOOLS: &[&str] = &[
+    "pytest",
+    "pytest-cov",
+    "coverage",
+    "hypothesis",
+    "crosshair-tool",
+];
+
+/// Packages of the Python base image (on top of debootstrap's minbase).
+pub const PYTHON_PACKAGES: &[&str] = &[
+    "python3",
+    "python3-venv",
+    "git",
+    "ca-certificates",
+    "coreutils",
+    "procps",
+];
+
+/// The Python base image.
+pub const BASE: BaseRecipe = BaseRecipe {
+    name: "python",
+    packages: PYTHON_PACKAGES,
+    later_packages: &[],
+    version_label: "python",
+    version_probe: VersionProbe::NumberedBinary {
+        prefix: "usr/bin/python3.",
+        print_prefix: "3.",
+    },
+};
+
+/// The per-repository template.
+pub const PYTHON_TEMPLATE: &str = include_str!("../../dockerfiles/python.Dockerfile");
+/// Removes the installed copies of the repository's own files from the virtualenv.
+pub const STRIP_SCRIPT: &str = include_str!("../../dockerfiles/strip-installed.py");
+
+/// The repository image's virtualenv.
+const VENV: &str = "/opt/venv";
+/// Where the wheelhouse is in the build context (and, under /tmp/swe-forge, in the build).
+const WHEELHOUSE: &str = "host/wheelhouse";
 
 /// Python with pytest.
 #[derive(Clone, Copy, Debug)]
@@ -77,5 +129,386 @@ impl Toolchain for PythonPytest {
 
     fn synthesizes_tests(&self) -> bool {
         true
+    }
+
+    fn base(&self) -> BaseRecipe {
+        BASE
+    }
+
+    fn recipe(&self, repo: &Repo) -> EnvRecipe {
+        EnvRecipe {
+            image: image_recipe(repo),
+            local: local_recipe(repo),
+        }
+    }
+
+    fn task_layer(&self) -> TaskLayer {
+        TaskLayer {
+            copy_paths: vec![VENV.to_string()],
+            prepare: String::new(),
+        }
+    }
+
+    /// SWE-bench: pytest on the graded tests' files, `-rA` printing the `PASSED <id>` lines
+    /// `parse_log_pytest` reads. Harbor: pytest on the graded ids, with a JUnit report in the
+    /// log directory (pytest exits 0 only when every one passed; an id it cannot find fails).
+    fn harness_run(
+        &self,
+        harness: Harness,
+        test_command: &str,
+        graded: &[String],
+        log_dir: &str,
+    ) -> Result<HarnessRun, String> {
+        let command = match test_command.trim() {
+            "" => "python -m pytest",
+            c => c,
+        };
+        let line = match harness {
+            Harness::SweBench => {
+                let files: std::collections::BTreeSet<&str> = graded
+                    .iter()
+                    .map(|id| id.split("::").next().unwrap_or(id))
+                    .collect();
+                format!(
+                    "{command} {SWEBENCH_PYTEST_FLAGS} {}",
+                    files
+                        .iter()
+                        .map(|f| shell_quote(f))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            }
+            Harness::Harbor => format!(
+                "{command} -rA -p no:cacheprovider --junitxml={} {}",
+                shell_quote(&format!("{log_dir}/junit.xml")),
+                graded
+                    .iter()
+                    .map(|t| shell_quote(t))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        };
+        Ok(HarnessRun {
+            setup: String::new(),
+            command: line,
+            log_parser: "parse_log_pytest",
+        })
+    }
+}
+
+/// Flags so that pytest prints the `-rA` summary lines `parse_log_pytest` reads, uncoloured.
+const SWEBENCH_PYTEST_FLAGS: &str =
+    "-rA --color=no -p no:cacheprovider --rootdir=. --continue-on-collection-errors";
+
+/// The repository image: the test tools and the project's dependencies in /opt/venv, the
+/// installed copies of the repository's files removed from it, the repository at /testbed on
+/// its import roots. Packages come from the index, else from a wheelhouse made on the host
+/// (`SWE_FORGE_PIP_SOURCE=index|wheelhouse` forces one).
+pub fn image_recipe(repo: &Repo) -> ImageRecipe {
+    let install = repo.profile.install_command.clone().unwrap_or_default();
+    let python_path: Vec<String> = repo
+        .profile
+        .python_path
+        .iter()
+        .map(|p| {
+            let p = p.trim_matches('/');
+            if p.is_empty() || p == "." {
+                "/testbed".to_string()
+            } else {
+                format!("/testbed/{p}")
+            }
+        })
+        .collect();
+    // The throwaway copy's import roots, where the installed copies came from.
+    let strip_roots: Vec<String> = repo
+        .profile
+        .python_path
+        .iter()
+        .map(|p| p.trim_matches('/'))
+        .filter(|p| !p.is_empty() && *p != ".")
+        .map(|p| shell_quote(&format!("/tmp/swe-forge/src/{p}")))
+        .chain(["/tmp/swe-forge/src".to_string()])
+        .collect();
+    let values = BTreeMap::from([
+        (
+            "test_tools".to_string(),
+            serde_json::json!(PYTHON_TEST_TOOLS),
+        ),
+        ("install_command".to_string(), install.clone().into()),
+        ("python_path".to_string(), python_path.join(":").into()),
+        ("strip_script".to_string(), STRIP_SCRIPT.into()),
+        ("strip_roots".to_string(), strip_roots.join(" ").into()),
+    ]);
+    let common = [
+        "PIP_DISABLE_PIP_VERSION_CHECK=1",
+        "PIP_NO_CACHE_DIR=1",
+        "PIP_ROOT_USER_ACTION=ignore",
+        "PIP_PROGRESS_BAR=off",
+    ];
+    // A private index or proxy configured on the host applies in the build container too.
+    let mut index_vars: Vec<String> = common.iter().map(|v| v.to_string()).collect();
+    for key in ["PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST"] {
+        if let Ok(v) = std::env::var(key) {
+            index_vars.push(format!("{key}={}", shell_quote(&v)));
+        }
+    }
+    let mut wheel_vars: Vec<String> = common.iter().map(|v| v.to_string()).collect();
+    wheel_vars.extend([
+        "PIP_NO_INDEX=1".to_string(),
+        format!("PIP_FIND_LINKS=/tmp/swe-forge/{WHEELHOUSE}"),
+    ]);
+    let index = Variant {
+        name: "index".into(),
+        description: "packages from the package index".into(),
+        values: BTreeMap::from([
+            ("pip_vars".to_string(), serde_json::json!(index_vars)),
+            ("wheelhouse".to_string(), false.into()),
+        ]),
+        host_dir: None,
+    };
+    let wheel_repo = repo.clone();
+    let wheelhouse = Variant {
+        name: "wheelhouse".into(),
+        description: "packages from the host's wheelhouse".into(),
+        values: BTreeMap::from([
+            ("pip_vars".to_string(), serde_json::json!(wheel_vars)),
+            ("wheelhouse".to_string(), true.into()),
+        ]),
+        host_dir: Some((
+            Arc::new(move |cache, tag, progress| {
+                super::python_wheelhouse::host_wheelhouse(cache, &wheel_repo, tag, progress)
+            }),
+            WHEELHOUSE.to_string(),
+        )),
+    };
+    let variants = match std::env::var("SWE_FORGE_PIP_SOURCE").as_deref() {
+        Ok("index") => vec![index],
+        Ok("wheelhouse") => vec![wheelhouse],
+        _ => vec![index, wheelhouse],
+    };
+    ImageRecipe {
+        base: BASE,
+        template_name: "dockerfiles/python.Dockerfile",
+        template: PYTHON_TEMPLATE,
+        values,
+        files: Vec::new(),
+        hash: vec![
+            HashPart::Text(PYTHON_TEMPLATE.to_string()),
+            HashPart::Text(STRIP_SCRIPT.to_string()),
+            HashPart::BaseId,
+            HashPart::Commit,
+            HashPart::Text(install),
+            HashPart::Text(PYTHON_TEST_TOOLS.join(",")),
+            HashPart::Text(repo.profile.python_path.join(":")),
+        ],
+        labels: BTreeMap::new(),
+        variant_label: Some("pip-source".into()),
+        variants,
+        description: "packages from the package index".into(),
+    }
+}
+
+/// The local sandbox's virtualenv (`SWE_FORGE_PYTHON` makes it, default `python3`): the test
+/// tools, then the project's install command in a throwaway copy of the checkout; commands
+/// run with it first on PATH and the repository's import roots on PYTHONPATH.
+pub fn local_recipe(repo: &Repo) -> LocalRecipe {
+    let python = std::env::var("SWE_FORGE_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let install = repo.profile.install_command.clone();
+    let mut steps = vec![
+        SetupStep {
+            what: "python -m venv".into(),
+            argv: vec![python.clone(), "-m".into(), "venv".into(), "{env}".into()],
+            ..Default::default()
+        },
+        SetupStep {
+            what: "installing the test tools".into(),
+            argv: [
+                "{env}/bin/python",
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(PYTHON_TEST_TOOLS.iter().map(|s| s.to_string()))
+            .collect(),
+            ..Default::default()
+        },
+    ];
+    if let Some(install) = &install {
+        steps.push(SetupStep {
+            what: install.clone(),
+            argv: vec!["bash".into(), "-c".into(), install.clone()],
+            env: vec![
+                ("PATH".into(), "{path}".into()),
+                ("VIRTUAL_ENV".into(), "{env}".into()),
+                ("PIP_DISABLE_PIP_VERSION_CHECK".into(), "1".into()),
+            ],
+            in_copy: true,
+        });
+    }
+    let python_path: Vec<String> = repo
+        .profile
+        .python_path
+        .iter()
+        .map(|p| format!("{{root}}/{p}"))
+        .collect();
+    LocalRecipe {
+        requires: Vec::new(),
+        env_dir: Some(EnvDir {
+            key: vec![
+                repo.commit.clone(),
+                install.unwrap_or_default(),
+                PYTHON_TEST_TOOLS.join(","),
+            ],
+            key_commands: vec![vec![python, "--version".into()]],
+            steps,
+        }),
+        path_prefix: vec!["{env}/bin".into()],
+        vars: vec![
+            ("VIRTUAL_ENV".into(), "{env}".into()),
+            ("PYTHONPATH".into(), python_path.join(":")),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::image::{render_repo_dockerfile, repo_tag};
+
+    fn sample_repo(install: Option<&str>) -> Repo {
+        let mut repo = Repo::sample("demo", Language::Python, "setuptools", "pytest");
+        repo.profile.install_command = install.map(str::to_string);
+        repo.profile.python_path = vec!["src".into()];
+        repo
+    }
+
+    fn render(recipe: &ImageRecipe, variant: usize, ca: bool) -> String {
+        let labels = BTreeMap::from([("swe-forge.seed".to_string(), "de\"mo".to_string())]);
+        render_repo_dockerfile(
+            recipe,
+            &recipe.variants[variant],
+            "swe-forge/python-base:x",
+            ca,
+            &labels,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn renders_the_python_template() {
+        let recipe = image_recipe(&sample_repo(Some(
+            "python -m pip install '.[test]'\necho done",
+        )));
+        assert_eq!(recipe.variants[0].name, "index");
+        let text = render(&recipe, 0, false);
+        assert!(
+            text.starts_with("FROM swe-forge/python-base:x AS deps\n"),
+            "{text}"
+        );
+        assert!(!text.contains("COPY host/"), "{text}");
+        assert!(text.contains("PYTHONPATH=\"/testbed/src\""), "{text}");
+        assert!(text.contains("LABEL swe-forge.seed=\"de\\\"mo\""), "{text}");
+        // The install command survives as one JSON string, newline included.
+        let run = text
+            .lines()
+            .find(|l| l.contains("/tmp/swe-forge/src &&"))
+            .unwrap();
+        let argv: Vec<String> = serde_json::from_str(run.trim_start_matches("RUN ")).unwrap();
+        assert_eq!(argv[0], "bash");
+        assert!(
+            argv[2].starts_with("export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1"),
+            "{}",
+            argv[2]
+        );
+        assert!(!argv[2].contains("PIP_CERT"), "{}", argv[2]);
+        assert!(argv[2].contains(" && cd /tmp/swe-forge/src"), "{}", argv[2]);
+        assert!(
+            argv[2].contains("bash -c 'python -m pip install '\\''.[test]'\\''\necho done' && "),
+            "{}",
+            argv[2]
+        );
+        // Then the installed copies of the repository's files leave the venv.
+        assert!(
+            argv[2].ends_with(" /tmp/swe-forge/src/src /tmp/swe-forge/src"),
+            "{}",
+            argv[2]
+        );
+        // Few instructions: each is a layer commit.
+        let instructions = text
+            .lines()
+            .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase()))
+            .count();
+        assert!(instructions <= 9, "{instructions} instructions:\n{text}");
+    }
+
+    #[test]
+    fn the_wheelhouse_variant_and_the_ca_bundle_reach_pip() {
+        let recipe = image_recipe(&sample_repo(None));
+        let wheel = recipe
+            .variants
+            .iter()
+            .position(|v| v.name == "wheelhouse")
+            .unwrap();
+        let text = render(&recipe, wheel, true);
+        assert!(text.contains("COPY host/ /tmp/swe-forge/host/"), "{text}");
+        assert!(
+            text.contains("PIP_FIND_LINKS=/tmp/swe-forge/host/wheelhouse"),
+            "{text}"
+        );
+        assert!(
+            text.contains("PIP_CERT=/tmp/swe-forge/host/ca-bundle.pem"),
+            "{text}"
+        );
+        assert!(!text.contains("/tmp/swe-forge/src &&"), "{text}");
+        assert_eq!(
+            recipe.variants[wheel]
+                .host_dir
+                .as_ref()
+                .map(|(_, at)| at.as_str()),
+            Some(WHEELHOUSE)
+        );
+    }
+
+    #[test]
+    fn repo_tag_depends_on_what_the_image_holds() {
+        let a = sample_repo(Some("make deps"));
+        let t = repo_tag(&a, &image_recipe(&a), "sha256:1");
+        assert!(t.starts_with("swe-forge/demo:"), "{t}");
+        assert_eq!(t, repo_tag(&a, &image_recipe(&a), "sha256:1"));
+        assert_ne!(t, repo_tag(&a, &image_recipe(&a), "sha256:2"));
+        let mut c = a.clone();
+        c.profile.install_command = None;
+        assert_ne!(t, repo_tag(&c, &image_recipe(&c), "sha256:1"));
+    }
+
+    #[test]
+    fn the_base_image_holds_what_every_container_needs() {
+        let all = BASE.all_packages();
+        for p in [
+            "python3",
+            "git",
+            "ca-certificates",
+            "coreutils",
+            "python3-venv",
+        ] {
+            assert!(all.contains(&p), "{p}");
+        }
+    }
+
+    #[test]
+    fn the_local_virtualenv_installs_in_a_copy_and_puts_the_roots_on_pythonpath() {
+        let local = local_recipe(&sample_repo(Some("pip install .")));
+        let dir = local.env_dir.unwrap();
+        assert_eq!(dir.steps.len(), 3);
+        assert!(dir.steps[2].in_copy);
+        assert_eq!(dir.steps[2].argv, vec!["bash", "-c", "pip install ."]);
+        assert!(local
+            .vars
+            .contains(&("PYTHONPATH".to_string(), "{root}/src".to_string())));
+        assert_eq!(local.path_prefix, vec!["{env}/bin"]);
     }
 }

@@ -1,13 +1,19 @@
-//! The wheelhouse fallback: the wheels a repository image needs (test tools, the project's
-//! dependencies, its build backend), downloaded on the host and installed with `--no-index`.
+//! The wheelhouse fallback of Python's repository image: the wheels it needs (test tools, the
+//! project's dependencies, its build backend), downloaded on the host and installed with
+//! `--no-index` when the package index does not answer from a build container.
 
-use super::repo::repo_image_name;
-use super::{io_err, ImageError, Progress};
+use super::python_pytest::PYTHON_TEST_TOOLS;
 use crate::repo::Repo;
-use crate::sandbox::local::{copy_tree, PYTHON_TEST_TOOLS};
+use crate::sandbox::image::repo_image_name;
+use crate::sandbox::local::copy_tree;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> String {
+    let what = what.into();
+    move |e| format!("{what}: {e}")
+}
 
 /// Wheels for the test tools, the project's dependencies and its build backend, downloaded on
 /// the host: a throwaway virtualenv gets the test tools and the project (the install command
@@ -16,8 +22,8 @@ pub(super) fn host_wheelhouse(
     cache: &Path,
     repo: &Repo,
     tag: &str,
-    progress: Progress<'_>,
-) -> Result<PathBuf, ImageError> {
+    progress: &dyn Fn(&str),
+) -> Result<PathBuf, String> {
     let key = tag.rsplit(':').next().unwrap_or("x");
     let dir = cache
         .join("wheelhouses")
@@ -29,7 +35,7 @@ pub(super) fn host_wheelhouse(
         "downloading wheels on the host into {}",
         dir.display()
     ));
-    let fail = |what: &str, e: String| ImageError::Wheelhouse(format!("{what}: {e}"));
+    let fail = |what: &str, e: String| format!("{what}: {e}");
     let python = std::env::var("SWE_FORGE_PYTHON").unwrap_or_else(|_| "python3".to_string());
     let tmp = tempfile::tempdir().map_err(io_err("creating a temp dir"))?;
     let venv = tmp.path().join("venv");

@@ -204,7 +204,7 @@ pub fn docker_or_skip(test: &str) -> bool {
             swe_forge::sandbox::Limits::default(),
         ) {
             Err(e) => format!("the Docker daemon cannot be used: {e}"),
-            Ok(d) => match d.base_obtainable(swe_forge::lang::Language::Python) {
+            Ok(d) => match d.base_obtainable(&swe_forge::toolchain::python_pytest::BASE) {
                 Ok(()) => return true,
                 Err(e) => format!("no Python base image can be had: {e}"),
             },
@@ -214,6 +214,23 @@ pub fn docker_or_skip(test: &str) -> bool {
         panic!("{test}: {why} and SWE_FORGE_REQUIRE_DOCKER=1");
     }
     eprintln!("skipping {test}: {why} (set SWE_FORGE_REQUIRE_DOCKER=1 to fail instead)");
+    false
+}
+
+/// Whether node and jest are on this host (Debian's `nodejs` and `jest`); otherwise a notice and
+/// false, or a failure under `SWE_FORGE_REQUIRE_NODE=1`.
+pub fn jest_or_skip(test: &str) -> bool {
+    let ok = std::process::Command::new("jest")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return true;
+    }
+    if std::env::var("SWE_FORGE_REQUIRE_NODE").as_deref() == Ok("1") {
+        panic!("{test}: jest is not installed and SWE_FORGE_REQUIRE_NODE=1");
+    }
+    eprintln!("skipping {test}: jest is not installed (Debian's `jest` package; set SWE_FORGE_REQUIRE_NODE=1 to fail instead)");
     false
 }
 

@@ -1,6 +1,7 @@
 //! Tests of the Maven adapter: scripts, parsing, and the Java seed driven on the host.
 
 use super::*;
+use crate::runner::parse_bash_times;
 use std::time::Duration;
 
 #[test]

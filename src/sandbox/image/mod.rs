@@ -1,71 +1,58 @@
-//! Images for the Docker sandbox: a shared base image per language, and one image per
-//! repository built from a `dockerfiles/` template on top of it (`python.Dockerfile`,
-//! `java-maven.Dockerfile`).
+//! Images for the Docker sandbox: a shared base image per runtime, and one image per
+//! repository on top of it, both made from recipes a toolchain hands over as data
+//! ([`crate::sandbox::recipe`]): this module never asks which language it builds for.
 //!
 //! A base image is Debian bookworm with what every container needs (python3 for the agent,
-//! git for the resets, CA certificates, coreutils for `timeout`, bash) and the language's
-//! toolchain ([`BaseRecipe`]). It is pulled and finished with `apt-get` where a registry
-//! answers; otherwise it is bootstrapped offline: `debootstrap --variant=minbase` into a
-//! directory, then (for the packages whose maintainer scripts need a working system: the JDK,
-//! `ca-certificates-java`, Maven) `apt-get install` inside that directory with `chroot` and
-//! /proc mounted, the directory packed into a tar (cached), and the tar imported as an image.
+//! git for the resets, CA certificates, coreutils for `timeout`, bash) and the runtime's
+//! packages ([`BaseRecipe`](crate::sandbox::recipe::BaseRecipe)). It is pulled and finished
+//! with `apt-get` where a registry answers; otherwise it is bootstrapped offline:
+//! `debootstrap --variant=minbase` into a directory, then (the recipe's later packages, whose
+//! maintainer scripts need a working system: the JDK, `ca-certificates-java`, Maven, node)
+//! `apt-get install` inside that directory with `chroot` and /proc mounted, the directory
+//! packed into a tar (cached), and the tar imported as an image.
 //!
 //! Names and labels:
-//! - base: `swe-forge/<language>-base:bookworm-<12 hex>`, the hash of the suite, the package
-//!   lists and the recipe; labels `swe-forge.kind=base`, `swe-forge.language=python|java`,
+//! - base: `swe-forge/<runtime>-base:bookworm-<12 hex>`, the hash of the suite, the package
+//!   lists and the recipe; labels `swe-forge.kind=base`, `swe-forge.language=<runtime>`,
 //!   `swe-forge.source=debootstrap|registry`, and on bootstrapped images `swe-forge.suite` and
-//!   the runtime's version, `swe-forge.python=<X.Y>` or `swe-forge.java=<17.0.N>`.
-//! - Python repository: `swe-forge/<seed>:<12 hex>`, the hash of the template text, the base
-//!   image id, the commit, the install command, the test tools and the python path, so that an
+//!   the runtime's version (`swe-forge.python=<X.Y>`, `swe-forge.java=<17.0.N>`,
+//!   `swe-forge.node=<version>`), read off the root file system as the recipe's
+//!   [`VersionProbe`](crate::sandbox::recipe::VersionProbe) says.
+//! - repository: `swe-forge/<seed>:<12 hex>`, the hash of the recipe's parts (its template
+//!   text, the base image id, the commit, and what else the toolchain names), so that an
 //!   unchanged repository is never rebuilt; labels `swe-forge.kind=repo`, `swe-forge.seed`,
-//!   `swe-forge.commit`, `swe-forge.language`, `swe-forge.base`, `swe-forge.pip-source`.
-//! - Java (Maven) repository: `swe-forge/<seed>:<12 hex>`, the hash of the template text, the
-//!   base image id, the commit, the coverage helpers' sources, the Maven settings, the JVM
-//!   options and the warm-up (fast-path setup) script; labels `swe-forge.kind=repo`, `swe-forge.seed`,
-//!   `swe-forge.commit`, `swe-forge.language=java`, `swe-forge.base`,
-//!   `swe-forge.build-system=maven`. The image holds the compiled coverage helpers at
-//!   [`JAVA_HELPERS_DIR`], the offline Maven settings at [`JAVA_MAVEN_SETTINGS`], and the
-//!   Maven runner's fast-path build of the commit in [`JAVA_BUILD_CACHE`]: the image build
-//!   runs the runner's own setup script (`mvn -o test-compile` on a `git archive` of the
-//!   commit), which doubles as the check that the project builds offline, then cleans the
-//!   tree (see `dockerfiles/java-maven.Dockerfile`).
-//!
-//! Python packages reach a repository image from the package index (the build container uses
-//! the host's CA bundle and proxy settings) or, when that fails, from a wheelhouse downloaded on
-//! the host and installed with `--no-index` (`SWE_FORGE_PIP_SOURCE=index|wheelhouse` forces
-//! one). Java projects resolve nothing from the network: Debian's Maven repository
-//! (`/usr/share/maven-repo`) is the local repository, and Maven runs offline.
+//!   `swe-forge.commit`, `swe-forge.language`, `swe-forge.base`, the recipe's own, and the
+//!   variant that built it where the recipe names a label for it (`swe-forge.pip-source`).
+//!   The build context holds the rendered Dockerfile, the recipe's files, the checkout at
+//!   `testbed/`, the host's CA bundle at `host/ca-bundle.pem` when the host has one, and the
+//!   variant's host directory (Python's wheelhouse). The templates (`dockerfiles/`) say what
+//!   each image holds.
 //!
 //! Cache layout (under the swe-forge cache directory):
-//! - `images/<language>-base-<key>.tar`: the bootstrapped root file system, imported again if
+//! - `images/<runtime>-base-<key>.tar`: the bootstrapped root file system, imported again if
 //!   the image is removed;
 //! - `images/*.lock`: one process builds a given image at a time;
-//! - `wheelhouses/<seed>-<key>/`: wheels for the fallback.
+//! - what a variant's host directory makes (`wheelhouses/<seed>-<key>/`).
 //!
-//! Files: `base.rs` (the base image: recipe, tag, pulled or bootstrapped), `rootfs.rs` (the
+//! Files: `base.rs` (the base image: tag, pulled or bootstrapped), `rootfs.rs` (the
 //! debootstrapped root file system, packed and imported), `apt.rs` (the Debian mirror, from
-//! the host's apt sources), `repo.rs` (repository images: tags, templates, builds),
-//! `wheelhouse.rs` (the host's wheels for the fallback), `context.rs` (build contexts).
+//! the host's apt sources), `repo.rs` (repository images: tags, rendering, builds),
+//! `context.rs` (build contexts).
 
 mod apt;
 mod base;
 mod context;
 mod repo;
 mod rootfs;
-mod wheelhouse;
 
 pub use apt::{
     debian_mirror, parse_deb822_sources, parse_one_line_sources, pick_debian_mirror, AptSource,
 };
-pub use base::{
-    base_obtainable, base_recipe, base_tag, bootstrap, ensure_base, BaseRecipe, BASE_TEMPLATE,
-    JAVA_SYSTEM_PACKAGES, JAVA_TOOLCHAIN_PACKAGES, PYTHON_PACKAGES, SUITE,
-};
+pub use base::{base_obtainable, base_tag, bootstrap, ensure_base, BASE_TEMPLATE, SUITE};
 pub use context::ContextTar;
 pub use repo::{
-    ensure_repo_image, ensure_repo_image_from, java_warmup_script, render_dockerfile,
-    render_java_dockerfile, repo_image_name, repo_tag, PipSource, JAVA_BUILD_CACHE,
-    JAVA_HELPERS_DIR, JAVA_MAVEN_SETTINGS, JAVA_MAVEN_TEMPLATE, PYTHON_TEMPLATE,
+    ensure_repo_image, render_repo_dockerfile, repo_image_name, repo_labels, repo_tag,
+    CA_BUNDLE_IN_CONTEXT,
 };
 
 use super::docker::Client;
@@ -93,8 +80,9 @@ pub enum ImageError {
     Bootstrap(String),
     #[error("building image `{tag}` failed: {detail}")]
     Build { tag: String, detail: String },
-    #[error("preparing the wheelhouse failed: {0}")]
-    Wheelhouse(String),
+    /// A variant's host directory could not be made (Python's wheelhouse).
+    #[error("preparing the build's files on the host failed: {0}")]
+    HostFiles(String),
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -3,10 +3,10 @@
 //! added, the tree packed into a tar and imported as an image.
 
 use super::apt::debian_mirror;
-use super::base::{base_recipe, SUITE};
+use super::base::SUITE;
 use super::{docker_err, image_id, io_err, ImageError, Progress, TEST_UID, TEST_USER};
-use crate::lang::Language;
 use crate::sandbox::docker::Client;
+use crate::sandbox::recipe::{BaseRecipe, VersionProbe};
 use bollard::query_parameters::CreateImageOptionsBuilder;
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -41,10 +41,9 @@ pub(super) fn can_debootstrap() -> Result<(), ImageError> {
 
 pub(super) fn debootstrap_tar(
     tar: &Path,
-    language: Language,
+    recipe: &BaseRecipe,
     progress: Progress<'_>,
 ) -> Result<(), ImageError> {
-    let recipe = base_recipe(language);
     let packages = recipe.packages;
     can_debootstrap()?;
     let mirror = debian_mirror().ok_or_else(|| {
@@ -418,33 +417,36 @@ fn dpkg_version(status: &str, package: &str) -> Option<String> {
     })
 }
 
-/// The runtime version a root file system ships: Python's `3.11` from `usr/bin/python3.N`,
-/// the JDK's `17.0.15` from `JAVA_VERSION` in `usr/lib/jvm/<jdk>/release`, node's from the
-/// `nodejs` package's entry in dpkg's status file (`18.19.0+dfsg-6~deb12u2`).
-fn rootfs_runtime_version(rootfs_tar: &Path, language: Language) -> Option<String> {
+/// The runtime version a root file system ships, read as `probe` says: Python's `3.11` from
+/// `usr/bin/python3.N`, the JDK's `17.0.15` from `JAVA_VERSION` in `usr/lib/jvm/<jdk>/release`,
+/// node's from the `nodejs` package's entry in dpkg's status file (`18.19.0+dfsg-6~deb12u2`).
+fn rootfs_runtime_version(rootfs_tar: &Path, probe: VersionProbe) -> Option<String> {
     let f = fs::File::open(rootfs_tar).ok()?;
     let mut archive = tar::Archive::new(std::io::BufReader::with_capacity(1 << 20, f));
     for entry in archive.entries().ok()? {
         let mut entry = entry.ok()?;
         let path = entry.path().ok()?.to_string_lossy().into_owned();
-        match language {
-            Language::Python => {
-                if let Some(v) = path.strip_prefix("usr/bin/python3.") {
+        match probe {
+            VersionProbe::NumberedBinary {
+                prefix,
+                print_prefix,
+            } => {
+                if let Some(v) = path.strip_prefix(prefix) {
                     if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) {
-                        return Some(format!("3.{v}"));
+                        return Some(format!("{print_prefix}{v}"));
                     }
                 }
             }
-            Language::JavaScript | Language::TypeScript => {
+            VersionProbe::DpkgPackage(package) => {
                 if path != "var/lib/dpkg/status" {
                     continue;
                 }
                 let mut text = String::new();
                 entry.read_to_string(&mut text).ok()?;
-                return dpkg_version(&text, "nodejs");
+                return dpkg_version(&text, package);
             }
-            Language::Java => {
-                let Some(rest) = path.strip_prefix("usr/lib/jvm/") else {
+            VersionProbe::ReleaseFile { dir, key } => {
+                let Some(rest) = path.strip_prefix(dir) else {
                     continue;
                 };
                 if !(rest.ends_with("/release") && rest.matches('/').count() == 1)
@@ -454,7 +456,7 @@ fn rootfs_runtime_version(rootfs_tar: &Path, language: Language) -> Option<Strin
                 }
                 let mut text = String::new();
                 entry.read_to_string(&mut text).ok()?;
-                if let Some(v) = java_release_version(&text) {
+                if let Some(v) = release_value(&text, key) {
                     return Some(v);
                 }
             }
@@ -463,10 +465,14 @@ fn rootfs_runtime_version(rootfs_tar: &Path, language: Language) -> Option<Strin
     None
 }
 
-/// `JAVA_VERSION="17.0.15"` in a JDK's `release` file.
-fn java_release_version(release: &str) -> Option<String> {
+/// `KEY="17.0.15"` in a `release` file (a JDK's `JAVA_VERSION`).
+fn release_value(release: &str, key: &str) -> Option<String> {
     release.lines().find_map(|l| {
-        let v = l.strip_prefix("JAVA_VERSION=")?.trim().trim_matches('"');
+        let v = l
+            .strip_prefix(key)?
+            .strip_prefix('=')?
+            .trim()
+            .trim_matches('"');
         (!v.is_empty()).then(|| v.to_string())
     })
 }
@@ -476,13 +482,12 @@ pub(super) fn import_rootfs(
     client: &Client,
     tar: &Path,
     tag: &str,
-    language: Language,
+    recipe: &BaseRecipe,
     progress: Progress<'_>,
 ) -> Result<String, ImageError> {
     let (repo, version) = tag.rsplit_once(':').expect("tags have a version");
-    let recipe = base_recipe(language);
     progress(&format!("reading the {} version", recipe.version_label));
-    let runtime_version = rootfs_runtime_version(tar, language).unwrap_or_default();
+    let runtime_version = rootfs_runtime_version(tar, recipe.version_probe).unwrap_or_default();
     progress(&format!("importing {} as {tag}", tar.display()));
     let changes = vec![
         "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
@@ -490,7 +495,7 @@ pub(super) fn import_rootfs(
         "WORKDIR /testbed".to_string(),
         "CMD [\"bash\"]".to_string(),
         "LABEL swe-forge.kind=base".to_string(),
-        format!("LABEL swe-forge.language={}", language.name()),
+        format!("LABEL swe-forge.language={}", recipe.name),
         "LABEL swe-forge.source=debootstrap".to_string(),
         format!("LABEL swe-forge.suite={SUITE}"),
         format!("LABEL swe-forge.{}={runtime_version}", recipe.version_label),
@@ -533,11 +538,23 @@ pub(super) fn import_rootfs(
 mod tests {
     use super::*;
 
+    const JDK: VersionProbe = VersionProbe::ReleaseFile {
+        dir: "usr/lib/jvm/",
+        key: "JAVA_VERSION",
+    };
+    const PYTHON: VersionProbe = VersionProbe::NumberedBinary {
+        prefix: "usr/bin/python3.",
+        print_prefix: "3.",
+    };
+
     #[test]
     fn reads_the_jdk_version() {
         let release = "IMPLEMENTOR=\"Debian\"\nJAVA_RUNTIME_VERSION=\"17.0.19+10-1-deb12u2-Debian\"\nJAVA_VERSION=\"17.0.19\"\n";
-        assert_eq!(java_release_version(release).as_deref(), Some("17.0.19"));
-        assert_eq!(java_release_version("OS_NAME=Linux\n"), None);
+        assert_eq!(
+            release_value(release, "JAVA_VERSION").as_deref(),
+            Some("17.0.19")
+        );
+        assert_eq!(release_value("OS_NAME=Linux\n", "JAVA_VERSION"), None);
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("root");
         fs::create_dir_all(root.join("usr/lib/jvm/java-17-openjdk-amd64")).unwrap();
@@ -554,10 +571,10 @@ mod tests {
         let tar = dir.path().join("root.tar");
         write_rootfs_tar(&root, &tar).unwrap();
         assert_eq!(
-            rootfs_runtime_version(&tar, Language::Java).as_deref(),
+            rootfs_runtime_version(&tar, JDK).as_deref(),
             Some("17.0.19")
         );
-        assert_eq!(rootfs_runtime_version(&tar, Language::Python), None);
+        assert_eq!(rootfs_runtime_version(&tar, PYTHON), None);
     }
 
     #[test]
@@ -578,7 +595,7 @@ mod tests {
         let tar = dir.path().join("root.tar");
         write_rootfs_tar(&root, &tar).unwrap();
         assert_eq!(
-            rootfs_runtime_version(&tar, Language::JavaScript).as_deref(),
+            rootfs_runtime_version(&tar, VersionProbe::DpkgPackage("nodejs")).as_deref(),
             Some("18.19.0+dfsg-6~deb12u2")
         );
     }

@@ -1,0 +1,38 @@
+{#- The per-repository image for JavaScript and TypeScript projects: the recipe is
+    src/toolchain/javascript_jest.rs, rendered by src/sandbox/image/repo.rs (minijinja).
+
+    Build context (a tar made in memory):
+      node/            swe-forge's dependency check (deps-check.js)
+      testbed/         the repository at its pinned commit, with its .git
+      host/            only when the host has one: its CA bundle (ca-bundle.pem), for npm
+
+    The base image (swe-forge/node-base) has Debian's node, jest, ts-jest, mocha, TypeScript's
+    compiler and npm, with their dependencies under /usr/share/nodejs, where node finds them
+    without node_modules. The build checks that every dependency and devDependency of
+    package.json loads from there; for those that do not, it runs `npm install` into
+    /opt/swe-forge/node (outside /testbed, which task images replace; on NODE_PATH) where a
+    registry answers. Otherwise the build fails with the missing names: the seed is rejected.
+    jest's cache directory {{ jest_cache }} belongs to the test user (outside /testbed, which
+    resets leave alone, and outside /tmp, which the agent empties).
+
+    Every instruction is a layer commit, slow on some storage drivers: keep them few.
+-#}
+FROM {{ base }}
+COPY node/ /opt/swe-forge/node-tools/
+COPY --chown={{ uid }}:{{ uid }} testbed/ /testbed/
+{% if ca_bundle %}
+COPY host/ /tmp/swe-forge/host/
+{% endif %}
+RUN set -e; install -d -o {{ uid }} -g {{ uid }} {{ jest_cache }}; mkdir -p /opt/swe-forge/node; \
+    cd /testbed; \
+    if ! missing=$(node /opt/swe-forge/node-tools/deps-check.js); then \
+      echo "swe-forge: not in Debian's node packages: $(echo $missing)"; \
+      cp package.json /opt/swe-forge/node/; \
+      if ! (cd /opt/swe-forge/node && {% if ca_bundle %}NODE_EXTRA_CA_CERTS={{ ca_bundle }} {% endif %}timeout 600 npm install --no-audit --no-fund --no-package-lock --ignore-scripts --loglevel=error >&2); then \
+        echo {{ ("swe-forge: " ~ seed ~ "'s dependencies cannot be met offline and no npm registry answered; missing: ") | sh }}"$(echo $missing)" >&2; \
+        exit 1; \
+      fi; \
+    fi; \
+    rm -rf /tmp/swe-forge
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp TZ=UTC LC_ALL=C.UTF-8 LANG=C.UTF-8 NODE_PATH=/opt/swe-forge/node/node_modules
+LABEL{% for key, value in labels | items %} {{ key }}={{ value | json }}{% endfor %}

@@ -1,0 +1,623 @@
+//! The jest adapter: runs jest in band with its JSON report (`--json --outputFile`), reads
+//! per-test results from it, and collects per-test line coverage from istanbul's counters.
+//!
+//! Test ids are `path/to/file.test.js::<full name>`, the full name being jest's own: the
+//! titles of the enclosing `describe` blocks and the test's, joined by spaces (what `-t`
+//! matches). A selection names the test files (`--runTestsByPath`) and, unless every test of
+//! those files is asked for, a `-t` pattern that matches exactly the requested full names.
+//! A test file jest could not run (a syntax error, or a module it requires that throws when
+//! loaded) is a collection error: its requested tests are ERRORs.
+//!
+//! Per-test coverage (`jest_coverage.js`, registered after the project's own setup files by
+//! the configuration wrapper `jest_config.js`): `jest --coverage` instruments the sources, and
+//! before and after each test the setup file compares istanbul's statement and function
+//! counters; the lines of the statements whose counts grew are the test's. What runs while a
+//! test file loads its modules is recorded as run outside tests.
+
+use super::{wrap, RunBudget, RunnerError, TestRunner};
+use crate::coverage::CoverageMap;
+use crate::run::{Run, RunEnd, TestResult, TestStatus};
+use crate::sandbox::{shell_quote, ExecOutput, Worker};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// The per-test coverage setup file.
+pub const COVERAGE_SETUP_JS: &str = include_str!("jest_coverage.js");
+/// The configuration wrapper of the coverage run.
+pub const COVERAGE_CONFIG_JS: &str = include_str!("jest_config.js");
+/// The source line each failed test failed at, read after a run with failures.
+pub const SOURCES_JS: &str = include_str!("jest_sources.js");
+
+const REPORT: &str = "jest-report.json";
+const SOURCES: &str = "jest-sources.json";
+/// Where a failure message quotes the source line its test failed at (`> expect(f(2)).toBe(4);`).
+pub const SOURCE_LINE_PREFIX: &str = "> ";
+const COVERAGE_LINES: &str = "jest-coverage.jsonl";
+/// The longest `-t` pattern passed; a longer selection runs its files whole (the results of
+/// the tests not asked for are then left out of the run).
+const PATTERN_BYTES: usize = 64 * 1024;
+
+/// jest for one repository.
+#[derive(Clone, Debug)]
+pub struct Jest {
+    /// The command that starts jest (default `jest`).
+    pub command: String,
+    /// jest's cache directory, as commands see it (outside the worktree); `None`: jest's own.
+    pub cache_dir: Option<String>,
+    /// Where full logs are kept (by digest); `None` keeps none.
+    pub log_dir: Option<PathBuf>,
+    /// How many tests each test file holds (from a whole-suite run): a selection of all of a
+    /// file's tests names the file alone.
+    pub tests_per_file: BTreeMap<String, usize>,
+}
+
+impl Default for Jest {
+    fn default() -> Self {
+        Jest {
+            command: "jest".to_string(),
+            cache_dir: None,
+            log_dir: None,
+            tests_per_file: BTreeMap::new(),
+        }
+    }
+}
+
+/// The test file of a jest id (`test/a.test.js::adds two` → `test/a.test.js`).
+pub fn test_file(id: &str) -> Option<&str> {
+    id.split_once("::").map(|(f, _)| f)
+}
+
+/// A JavaScript regular expression that matches `text` literally.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\^$.|?*+()[]{}".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Jest {
+    pub fn new() -> Jest {
+        Jest::default()
+    }
+
+    /// This runner knowing how many tests each file holds.
+    pub fn with_tests_per_file<'a>(mut self, ids: impl IntoIterator<Item = &'a String>) -> Self {
+        self.tests_per_file.clear();
+        for id in ids {
+            if let Some(f) = test_file(id) {
+                *self.tests_per_file.entry(f.to_string()).or_default() += 1;
+            }
+        }
+        self
+    }
+
+    /// The arguments that select `tests`: the files, and a name pattern unless every test
+    /// of those files is asked for (or the pattern would be too long).
+    fn selection(&self, tests: &[String]) -> Vec<String> {
+        let mut files: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for id in tests {
+            if let Some((file, name)) = id.split_once("::") {
+                files.entry(file).or_default().insert(name);
+            }
+        }
+        let mut args = vec!["--runTestsByPath".to_string()];
+        args.extend(files.keys().map(|f| f.to_string()));
+        let whole = files
+            .iter()
+            .all(|(f, names)| self.tests_per_file.get(*f) == Some(&names.len()));
+        if !whole {
+            let names: BTreeSet<&str> = files.values().flatten().copied().collect();
+            let pattern = format!(
+                "^(?:{})$",
+                names
+                    .iter()
+                    .map(|n| regex_escape(n))
+                    .collect::<Vec<_>>()
+                    .join("|")
+            );
+            if pattern.len() <= PATTERN_BYTES {
+                args.push("-t".to_string());
+                args.push(pattern);
+            }
+        }
+        args
+    }
+
+    /// The jest command line of a run (`tests`: `None` for the whole suite).
+    pub fn command_line(&self, scratch: &str, tests: Option<&[String]>, coverage: bool) -> String {
+        let mut cmd = format!(
+            "{} --ci --runInBand --watchman=false --passWithNoTests --json --outputFile={}",
+            self.command,
+            shell_quote(&format!("{scratch}/{REPORT}"))
+        );
+        if let Some(dir) = &self.cache_dir {
+            cmd.push_str(&format!(" --cacheDirectory={}", shell_quote(dir)));
+        }
+        if coverage {
+            cmd.push_str(&format!(
+                " --config={} --coverage --coverageReporters=json-summary --coverageDirectory={}",
+                shell_quote(&format!("{scratch}/jest-config.js")),
+                shell_quote(&format!("{scratch}/jest-coverage")),
+            ));
+        }
+        if let Some(tests) = tests {
+            for a in self.selection(tests) {
+                cmd.push(' ');
+                cmd.push_str(&shell_quote(&a));
+            }
+        }
+        cmd
+    }
+
+    /// jest, then (only when the report has a failure) the failed tests' source lines.
+    fn script(&self, scratch: &str, tests: Option<&[String]>) -> String {
+        let report = shell_quote(&format!("{scratch}/{REPORT}"));
+        let sources_js = shell_quote(&format!("{scratch}/jest-sources.js"));
+        format!(
+            "rm -f {report}\n{}\nstatus=$?\n\
+             if grep -q '\"status\":\"failed\"' {report} 2>/dev/null; then\n{}\
+             node {sources_js} {report} > {} 2>/dev/null\nfi\n(exit $status)",
+            self.command_line(scratch, tests, false),
+            super::maven::heredoc(&sources_js, SOURCES_JS),
+            shell_quote(&format!("{scratch}/{SOURCES}")),
+        )
+    }
+
+    fn coverage_script(&self, scratch: &str) -> String {
+        let setup = format!("{scratch}/jest-coverage-setup.js");
+        let config = format!("{scratch}/jest-config.js");
+        let lines = format!("{scratch}/{COVERAGE_LINES}");
+        format!(
+            "{}{}rm -f {lines_q}\nexport SWE_FORGE_JEST_SETUP={setup_q} SWE_FORGE_JEST_COVERAGE={lines_q}\n{}",
+            super::maven::heredoc(&shell_quote(&setup), COVERAGE_SETUP_JS),
+            super::maven::heredoc(&shell_quote(&config), COVERAGE_CONFIG_JS),
+            self.command_line(scratch, None, true),
+            setup_q = shell_quote(&setup),
+            lines_q = shell_quote(&lines),
+        )
+    }
+
+    fn finish(
+        &self,
+        worker: &mut dyn Worker,
+        label: &str,
+        tests: Option<&[String]>,
+        budget: RunBudget,
+        mut out: ExecOutput,
+    ) -> Result<Run, RunnerError> {
+        let super::Ending {
+            cpu_s,
+            log,
+            log_digest,
+            log_path,
+            cpu_anomaly: mut anomaly,
+        } = super::ending(worker, &mut out, budget, self.log_dir.as_deref())?;
+        let root = worker.root().to_string();
+        let sources: BTreeMap<String, String> = worker
+            .read_scratch(SOURCES)?
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let (mut results, collection_errors) = match worker.read_scratch(REPORT)? {
+            Some(bytes) => match parse_report(&String::from_utf8_lossy(&bytes), &root) {
+                Ok(parsed) => parsed,
+                Err(e) => {
+                    anomaly.get_or_insert(format!("unreadable report: {e}"));
+                    Default::default()
+                }
+            },
+            None => {
+                if out.end == RunEnd::Exited {
+                    anomaly.get_or_insert(format!(
+                        "no report written (exit {}): {}",
+                        out.exit_code.unwrap_or(-1),
+                        tail(&log)
+                    ));
+                }
+                Default::default()
+            }
+        };
+        for (id, line) in &sources {
+            if let Some(m) = results.get_mut(id).and_then(|r| r.message.as_mut()) {
+                m.push_str(&format!("\n{SOURCE_LINE_PREFIX}{line}"));
+            }
+        }
+        if let Some(requested) = tests {
+            let wanted: BTreeSet<&str> = requested.iter().map(String::as_str).collect();
+            // A name pattern is case-insensitive and files may share names: keep what was
+            // asked for.
+            results.retain(|id, _| wanted.contains(id.as_str()));
+            for id in requested {
+                let result = match crate::run::collection_error_of(&collection_errors, id) {
+                    Some(error) => TestResult {
+                        status: TestStatus::Error,
+                        duration_s: 0.0,
+                        message: Some(format!("collection error: {error}")),
+                    },
+                    None => TestResult {
+                        status: TestStatus::Missing,
+                        duration_s: 0.0,
+                        message: None,
+                    },
+                };
+                results.entry(id.clone()).or_insert(result);
+            }
+        }
+        if anomaly.is_none() && out.end == RunEnd::Exited {
+            let failures =
+                !collection_errors.is_empty() || results.values().any(|r| r.status.is_failure());
+            let ran = results
+                .values()
+                .any(|r| !matches!(r.status, TestStatus::Missing | TestStatus::Skipped));
+            anomaly = match out.exit_code {
+                Some(0) if failures => Some("exit 0 but the report has failures".to_string()),
+                Some(0) if !ran && tests.is_none() => Some("no tests were run".to_string()),
+                Some(1) if !failures => Some(format!(
+                    "exit 1 but the report has no failure: {}",
+                    tail(&log)
+                )),
+                Some(0) | Some(1) => None,
+                Some(code) => Some(format!("unexpected exit code {code}: {}", tail(&log))),
+                None => None,
+            };
+        }
+        let mut run = Run {
+            label: label.to_string(),
+            requested: tests.map(|t| t.to_vec()),
+            end: out.end,
+            exit_code: out.exit_code,
+            signal: out.signal,
+            results,
+            duration_s: out.duration.as_secs_f64(),
+            cpu_s,
+            log_digest,
+            log_path,
+            anomaly,
+            oom_kills: out.oom_kills,
+            collection_errors,
+            nondeterministic: Default::default(),
+        };
+        run.relativize(&root);
+        Ok(run)
+    }
+}
+
+/// The last non-empty lines of a log, for an anomaly.
+fn tail(log: &[u8]) -> String {
+    let text = String::from_utf8_lossy(log);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
+/// `path` relative to `root` (`/testbed/test/a.test.js` → `test/a.test.js`).
+fn relative(path: &str, root: &str) -> String {
+    let root = root.trim_end_matches('/');
+    path.strip_prefix(root)
+        .map(|p| p.trim_start_matches('/'))
+        .unwrap_or(path)
+        .to_string()
+}
+
+/// Per-test results and collection errors (test file → message) from jest's JSON report.
+pub fn parse_report(
+    json: &str,
+    root: &str,
+) -> Result<(BTreeMap<String, TestResult>, BTreeMap<String, String>), String> {
+    let doc: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let files = doc["testResults"]
+        .as_array()
+        .ok_or("no `testResults` in the report")?;
+    let mut results = BTreeMap::new();
+    let mut errors = BTreeMap::new();
+    for f in files {
+        let file = relative(f["name"].as_str().unwrap_or_default(), root);
+        let cases = f["assertionResults"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let message = f["message"].as_str().unwrap_or_default();
+        let exec_error = f["testExecError"]["message"].as_str().unwrap_or_default();
+        if f["status"] == "failed" && cases.is_empty() {
+            let why = if exec_error.is_empty() {
+                message
+            } else {
+                exec_error
+            };
+            errors.insert(file.clone(), suite_error(why));
+            continue;
+        }
+        for c in cases {
+            let name = c["fullName"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| {
+                    let mut titles: Vec<String> = c["ancestorTitles"]
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|t| t.as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    titles.push(c["title"].as_str().unwrap_or_default().to_string());
+                    titles.join(" ")
+                });
+            let status = match c["status"].as_str().unwrap_or_default() {
+                "passed" => TestStatus::Passed,
+                "failed" => TestStatus::Failed,
+                _ => TestStatus::Skipped,
+            };
+            let message = c["failureMessages"]
+                .as_array()
+                .and_then(|m| m.first())
+                .and_then(|m| m.as_str())
+                .map(|m| first_part(&without_foreign_frames(&strip_ansi(m), root)));
+            results.insert(
+                format!("{file}::{name}"),
+                TestResult {
+                    status,
+                    duration_s: c["duration"].as_f64().unwrap_or(0.0) / 1000.0,
+                    message,
+                },
+            );
+        }
+    }
+    Ok((results, errors))
+}
+
+/// A failure message without the stack frames outside the repository (jest's own, node's).
+fn without_foreign_frames(message: &str, root: &str) -> String {
+    let root = root.trim_end_matches('/');
+    message
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            !t.starts_with("at ") || (!root.is_empty() && t.contains(root))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The part of jest's "Test suite failed to run" message that says why.
+fn suite_error(message: &str) -> String {
+    let text = strip_ansi(message);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.contains("Test suite failed to run"))
+        .take(6)
+        .collect();
+    if lines.is_empty() {
+        "the test file could not be run".to_string()
+    } else {
+        lines.join("\n")
+    }
+}
+
+/// The first 2,000 characters of a failure message.
+fn first_part(text: &str) -> String {
+    let trimmed = text.trim();
+    match trimmed.char_indices().nth(2000) {
+        Some((i, _)) => trimmed[..i].to_string(),
+        None => trimmed.to_string(),
+    }
+}
+
+fn strip_ansi(text: &str) -> String {
+    super::surefire::strip_ansi(text)
+}
+
+/// Parse the coverage setup file's lines into a coverage map (ids as in the report).
+pub fn coverage_from_lines(text: &str) -> Result<CoverageMap, String> {
+    let mut triples = Vec::new();
+    let mut outside: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+    let mut files = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let doc: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("coverage line: {e}"))?;
+        files += 1;
+        let file = doc["file"]
+            .as_str()
+            .ok_or("a coverage line without `file`")?;
+        let lines_of = |v: &serde_json::Value| -> Vec<(String, u32)> {
+            let mut out = Vec::new();
+            for (src, lines) in v.as_object().into_iter().flatten() {
+                for l in lines.as_array().into_iter().flatten() {
+                    if let Some(l) = l.as_u64().and_then(|l| u32::try_from(l).ok()) {
+                        out.push((src.clone(), l));
+                    }
+                }
+            }
+            out
+        };
+        for (name, sources) in doc["tests"].as_object().into_iter().flatten() {
+            let id = format!("{file}::{name}");
+            for (src, l) in lines_of(sources) {
+                triples.push((src, l, id.clone()));
+            }
+        }
+        for (src, l) in lines_of(&doc["outside"]) {
+            outside.entry(src).or_default().insert(l);
+        }
+    }
+    if files == 0 {
+        return Err("the coverage setup file wrote nothing".to_string());
+    }
+    let mut map = CoverageMap::from_triples(triples);
+    map.outside_tests = outside;
+    Ok(map)
+}
+
+impl TestRunner for Jest {
+    fn run(
+        &self,
+        worker: &mut dyn Worker,
+        label: &str,
+        tests: Option<&[String]>,
+        budget: RunBudget,
+    ) -> Result<Run, RunnerError> {
+        worker.clear_scratch()?;
+        let scratch = worker.scratch().to_string();
+        if tests.is_some_and(|t| t.is_empty()) {
+            // Nothing asked for: jest given no file would run the whole suite.
+            return Ok(Run {
+                label: label.to_string(),
+                requested: Some(Vec::new()),
+                end: RunEnd::Exited,
+                exit_code: Some(0),
+                signal: None,
+                results: BTreeMap::new(),
+                duration_s: 0.0,
+                cpu_s: None,
+                log_digest: blake3::hash(b"").to_hex().to_string(),
+                log_path: None,
+                anomaly: None,
+                oom_kills: 0,
+                collection_errors: BTreeMap::new(),
+                nondeterministic: BTreeMap::new(),
+            });
+        }
+        let script = wrap(&scratch, &self.script(&scratch, tests), budget);
+        let out = worker.exec(&script, budget.wall)?;
+        self.finish(worker, label, tests, budget, out)
+    }
+
+    fn run_with_coverage(
+        &self,
+        worker: &mut dyn Worker,
+        budget: RunBudget,
+    ) -> Result<(Run, CoverageMap), RunnerError> {
+        worker.clear_scratch()?;
+        let scratch = worker.scratch().to_string();
+        let script = wrap(&scratch, &self.coverage_script(&scratch), budget);
+        let out = worker.exec(&script, budget.wall)?;
+        let lines = worker.read_scratch(COVERAGE_LINES)?;
+        let run = self.finish(worker, "coverage", None, budget, out)?;
+        let map = match lines {
+            Some(bytes) => coverage_from_lines(&String::from_utf8_lossy(&bytes)),
+            None => Err("the coverage setup file wrote nothing".to_string()),
+        }
+        .map_err(|e| {
+            RunnerError::Coverage(format!(
+                "{e} ({})",
+                run.anomaly.clone().unwrap_or_else(|| run.summary())
+            ))
+        })?;
+        Ok((run, map))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REPORT_JSON: &str = r#"{
+      "numTotalTests": 4, "success": false,
+      "testResults": [
+        {"name": "/testbed/test/a.test.js", "status": "failed", "message": "",
+         "assertionResults": [
+           {"ancestorTitles": ["clamp"], "title": "below", "fullName": "clamp below",
+            "status": "passed", "duration": 3, "failureMessages": []},
+           {"ancestorTitles": [], "title": "twice", "fullName": "twice",
+            "status": "failed", "duration": 12,
+            "failureMessages": ["Error: \u001b[2mexpect(\u001b[22mreceived\u001b[2m).toBe(expected)\n\nExpected: 4\nReceived: 5\n    at Object.<anonymous> (/testbed/test/a.test.js:6:20)\n    at Promise.then.completed (/usr/share/nodejs/jest-circus/build/utils.js:216:28)"]},
+           {"ancestorTitles": [], "title": "later", "fullName": "later",
+            "status": "pending", "duration": null, "failureMessages": []}
+         ]},
+        {"name": "/testbed/test/b.test.js", "status": "failed",
+         "message": "  \u001b[1m● \u001b[22mTest suite failed to run\n\n    TypeError: register is not a function\n\n      at Object.<anonymous> (lib/b.js:3:1)",
+         "assertionResults": []}
+      ]}"#;
+
+    #[test]
+    fn reads_results_statuses_and_suites_that_failed_to_run() {
+        let (results, errors) = parse_report(REPORT_JSON, "/testbed").unwrap();
+        assert_eq!(
+            results["test/a.test.js::clamp below"].status,
+            TestStatus::Passed
+        );
+        assert_eq!(results["test/a.test.js::clamp below"].duration_s, 0.003);
+        let twice = &results["test/a.test.js::twice"];
+        assert_eq!(twice.status, TestStatus::Failed);
+        let msg = twice.message.as_deref().unwrap();
+        assert!(
+            msg.contains("Expected: 4") && !msg.contains('\u{1b}'),
+            "{msg}"
+        );
+        assert!(msg.contains("(/testbed/test/a.test.js:6:20)"), "{msg}");
+        assert!(!msg.contains("jest-circus"), "{msg}");
+        assert_eq!(results["test/a.test.js::later"].status, TestStatus::Skipped);
+        assert_eq!(results.len(), 3);
+        let b = &errors["test/b.test.js"];
+        assert!(
+            b.starts_with("TypeError: register is not a function"),
+            "{b}"
+        );
+    }
+
+    #[test]
+    fn a_selection_names_files_and_an_exact_case_insensitive_pattern() {
+        let j = Jest::new().with_tests_per_file(&[
+            "test/a.test.js::clamp below".to_string(),
+            "test/a.test.js::clamp above".to_string(),
+            "test/b.test.js::money (cents) 1.5".to_string(),
+        ]);
+        let args = j.selection(&["test/a.test.js::clamp below".to_string()]);
+        assert_eq!(
+            args,
+            vec![
+                "--runTestsByPath",
+                "test/a.test.js",
+                "-t",
+                "^(?:clamp below)$"
+            ]
+        );
+        let args = j.selection(&["test/b.test.js::money (cents) 1.5".to_string()]);
+        assert_eq!(args, vec!["--runTestsByPath", "test/b.test.js"]);
+        let args = j.selection(&[
+            "test/a.test.js::clamp below".to_string(),
+            "test/b.test.js::money (cents) 1.5".to_string(),
+        ]);
+        assert_eq!(args[3], "-t");
+        assert_eq!(args[4], r"^(?:clamp below|money \(cents\) 1\.5)$");
+    }
+
+    #[test]
+    fn coverage_lines_become_a_map_with_lines_run_outside_tests() {
+        let text = concat!(
+            r#"{"file":"test/a.test.js","tests":{"clamp below":{"lib/a.js":[7,8,9]},"table":{}},"outside":{"lib/a.js":[1,2,6]}}"#,
+            "\n",
+            r#"{"file":"test/b.test.js","tests":{"clamp below":{"lib/a.js":[9,11]}},"outside":{}}"#,
+            "\n"
+        );
+        let map = coverage_from_lines(text).unwrap();
+        let at9 = map.tests_covering("lib/a.js", 9, 9);
+        assert_eq!(
+            at9.into_iter().collect::<Vec<_>>(),
+            vec!["test/a.test.js::clamp below", "test/b.test.js::clamp below"]
+        );
+        assert!(map.runs_outside_tests("lib/a.js", 2, 2));
+        assert!(!map.runs_outside_tests("lib/a.js", 7, 9));
+        assert!(coverage_from_lines("").is_err());
+    }
+
+    #[test]
+    fn the_coverage_run_writes_its_helpers_and_uses_the_wrapper_config() {
+        let j = Jest::new();
+        let s = j.coverage_script("/scratch");
+        assert!(s.contains("cat > /scratch/jest-coverage-setup.js"), "{s}");
+        assert!(
+            s.contains("--config=/scratch/jest-config.js --coverage"),
+            "{s}"
+        );
+        assert!(
+            s.contains("SWE_FORGE_JEST_COVERAGE=/scratch/jest-coverage.jsonl"),
+            "{s}"
+        );
+        assert!(COVERAGE_SETUP_JS.contains("appendFileSync"));
+        assert!(COVERAGE_CONFIG_JS.contains("setupFilesAfterEnv"));
+    }
+}

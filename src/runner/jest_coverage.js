@@ -1,0 +1,109 @@
+// swe-forge: per-test line coverage under jest, from istanbul's counters (jest --coverage
+// instruments the sources; swe-forge's coverage run registers this file after the project's
+// own setupFilesAfterEnv). Before each test the counters are copied; after it, the statements
+// and functions whose counts grew are the test's. What grows outside any test (loading the
+// test file and the modules it requires, beforeAll/afterAll hooks) is recorded as run outside
+// tests. At the end of each test file one JSON line is appended to $SWE_FORGE_JEST_COVERAGE:
+// {"file": "<test file>", "tests": {"<full name>": {"<source>": [lines]}}, "outside": {...}},
+// paths relative to the working directory (the repository root). Jest runs in band, so the
+// lines do not interleave.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+const outFile = process.env.SWE_FORGE_JEST_COVERAGE;
+const root = process.cwd();
+
+function counters() {
+  const cov = globalThis.__coverage__ || {};
+  const snap = {};
+  for (const file of Object.keys(cov)) {
+    snap[file] = { s: Object.assign({}, cov[file].s), f: Object.assign({}, cov[file].f) };
+  }
+  return snap;
+}
+
+// The lines of a source file each statement owns: a line belongs to the innermost statement
+// whose range holds it; a function's declaration line belongs to the function.
+const owners = new Map();
+function lineOwners(file) {
+  if (owners.has(file)) return owners.get(file);
+  const data = globalThis.__coverage__[file];
+  const spans = [];
+  for (const [id, loc] of Object.entries(data.statementMap || {})) {
+    spans.push({ kind: 's', id, start: loc.start.line, end: loc.end.line });
+  }
+  for (const [id, fn] of Object.entries(data.fnMap || {})) {
+    const loc = fn.decl || fn.loc;
+    spans.push({ kind: 'f', id, start: loc.start.line, end: loc.end.line });
+  }
+  // Wider spans first, so narrower ones overwrite them.
+  spans.sort((a, b) => (b.end - b.start) - (a.end - a.start));
+  const byLine = new Map();
+  for (const sp of spans) {
+    for (let l = sp.start; l <= sp.end; l++) byLine.set(l, sp);
+  }
+  const result = new Map(); // "s:id" / "f:id" -> [lines]
+  for (const [line, sp] of byLine) {
+    const key = sp.kind + ':' + sp.id;
+    if (!result.has(key)) result.set(key, []);
+    result.get(key).push(line);
+  }
+  owners.set(file, result);
+  return result;
+}
+
+function grown(before, after) {
+  const out = {};
+  for (const file of Object.keys(after)) {
+    const b = before[file] || { s: {}, f: {} };
+    const own = lineOwners(file);
+    const lines = new Set();
+    for (const kind of ['s', 'f']) {
+      for (const [id, n] of Object.entries(after[file][kind])) {
+        if (n > (b[kind][id] || 0)) {
+          for (const l of own.get(kind + ':' + id) || []) lines.add(l);
+        }
+      }
+    }
+    if (lines.size > 0) {
+      out[path.relative(root, file).split(path.sep).join('/')] = [...lines].sort((x, y) => x - y);
+    }
+  }
+  return out;
+}
+
+function merge(into, lines) {
+  for (const [file, ls] of Object.entries(lines)) {
+    const set = new Set(into[file] || []);
+    for (const l of ls) set.add(l);
+    into[file] = [...set].sort((x, y) => x - y);
+  }
+}
+
+let last = {};
+let before = null;
+const tests = {};
+const outside = {};
+
+beforeEach(() => {
+  const now = counters();
+  merge(outside, grown(last, now));
+  before = now;
+});
+
+afterEach(() => {
+  const now = counters();
+  const name = expect.getState().currentTestName;
+  const lines = grown(before, now);
+  if (name in tests) merge(tests[name], lines); else tests[name] = lines;
+  last = now;
+});
+
+afterAll(() => {
+  if (!outFile) return;
+  merge(outside, grown(last, counters()));
+  const testPath = expect.getState().testPath || '';
+  const rel = path.relative(root, testPath).split(path.sep).join('/');
+  fs.appendFileSync(outFile, JSON.stringify({ file: rel, tests, outside }) + '\n');
+});
