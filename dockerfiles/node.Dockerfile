@@ -6,12 +6,13 @@
       testbed/         the repository at its pinned commit, with its .git
       host/            only when the host has one: its CA bundle (ca-bundle.pem), for npm
 
-    The base image (swe-forge/node-base) has Debian's node, jest, ts-jest, mocha, TypeScript's
-    compiler and npm, with their dependencies under /usr/share/nodejs, where node finds them
-    without node_modules. The build checks that every dependency and devDependency of
-    package.json loads from there; for those that do not, it runs `npm install` into
-    /opt/swe-forge/node (outside /testbed, which task images replace; on NODE_PATH) where a
-    registry answers. Otherwise the build fails with the missing names: the seed is rejected.
+    The base image (swe-forge/node-base) has Debian's node, jest, ts-jest, mocha and
+    TypeScript's compiler, with their dependencies under /usr/share/nodejs, where node finds
+    them without node_modules. The build checks that every dependency and devDependency of
+    package.json loads from there; for those that do not, where the network answers, it
+    installs Debian's npm with apt and runs `npm install` into /opt/swe-forge/node (outside
+    /testbed, which task images replace; on NODE_PATH). Otherwise the build fails with the
+    missing names: the seed is rejected.
     jest's cache directory {{ jest_cache }} belongs to the test user (outside /testbed, which
     resets leave alone, and outside /tmp, which the agent empties).
 
@@ -28,7 +29,8 @@ RUN set -e; install -d -o {{ uid }} -g {{ uid }} {{ jest_cache }}; mkdir -p /opt
     if ! missing=$(node /opt/swe-forge/node-tools/deps-check.js); then \
       echo "swe-forge: not in Debian's node packages: $(echo $missing)"; \
       cp package.json /opt/swe-forge/node/; \
-      if ! (cd /opt/swe-forge/node && {% if ca_bundle %}NODE_EXTRA_CA_CERTS={{ ca_bundle }} {% endif %}timeout 600 npm install --no-audit --no-fund --no-package-lock --ignore-scripts --loglevel=error >&2); then \
+      if ! (command -v npm >/dev/null || (timeout 300 apt-get -qq update && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get -qq install -y --no-install-recommends npm >/dev/null)) \
+         || ! (cd /opt/swe-forge/node && {% if ca_bundle %}NODE_EXTRA_CA_CERTS={{ ca_bundle }} {% endif %}timeout 600 npm install --no-audit --no-fund --no-package-lock --ignore-scripts --loglevel=error >&2); then \
         echo {{ ("swe-forge: " ~ seed ~ "'s dependencies cannot be met offline and no npm registry answered; missing: ") | sh }}"$(echo $missing)" >&2; \
         exit 1; \
       fi; \

@@ -113,8 +113,6 @@ pub fn render(spec: &TaskImageSpec<'_>, from: &RepoImageInfo) -> Result<String, 
             copy_paths => copy_paths,
             prepare => prepare,
             env => env_pairs,
-            uid => TEST_UID,
-            labels => labels(spec).into_iter().collect::<std::collections::BTreeMap<_, _>>(),
         },
     )
     .map_err(|e| ImageError::Build {
@@ -142,7 +140,33 @@ pub fn labels(spec: &TaskImageSpec<'_>) -> HashMap<String, String> {
     ])
 }
 
-/// The task image: found by its tag, or built on its repository image (which must be present).
+/// The task base of a repository image: the task template's image (the base image, what the
+/// layer copies from the repository image, its environment and entry point), shared by every
+/// task of that repository image. `<repository image name>-taskbase:<16 hex>`.
+pub fn base_tag(spec: &TaskImageSpec<'_>) -> String {
+    let name = match spec.repo_image.rsplit_once(':') {
+        Some((n, t)) if !t.contains('/') => n,
+        _ => spec.repo_image,
+    };
+    let mut h = blake3::Hasher::new();
+    for part in [
+        TASK_TEMPLATE,
+        spec.repo_image,
+        &spec.layer.copy_paths.join("\0"),
+        &spec.layer.prepare,
+    ] {
+        h.update(part.as_bytes());
+        h.update(b"\0");
+    }
+    format!("{name}-taskbase:{}", &h.finalize().to_hex()[..16])
+}
+
+/// The task image: found by its tag, or made on its repository image (which must be
+/// present). The task base (`dockerfiles/task.Dockerfile`) is built once per repository
+/// image; each task is then one commit over it: a container of the task base, the start state
+/// put at /testbed (owned by the test user), committed with the task's labels. One commit per
+/// task, not one per build step: on a storage driver that diffs by walking the whole tree
+/// (fuse-overlayfs), each commit costs in proportion to the image's file count.
 pub fn ensure(
     client: &Client,
     cache: &Path,
@@ -150,26 +174,103 @@ pub fn ensure(
     progress: Progress<'_>,
 ) -> Result<ImageRef, ImageError> {
     image::find_or_build(client, cache, spec.tag.to_string(), |tag| {
+        let err = |detail: String| ImageError::Build {
+            tag: tag.to_string(),
+            detail,
+        };
         if image::image_id(client, spec.repo_image)?.is_none() {
-            return Err(ImageError::Build {
-                tag: tag.to_string(),
-                detail: format!("its repository image `{}` is not present", spec.repo_image),
-            });
+            return Err(err(format!(
+                "its repository image `{}` is not present",
+                spec.repo_image
+            )));
         }
-        progress(&format!("building the task image {tag}"));
-        let from = repo_image_info(client, spec.repo_image)?;
-        let mut ctx = ContextTar::new();
-        ctx.add_file("Dockerfile", render(spec, &from)?.as_bytes(), 0o644)
-            .map_err(|e| ImageError::Build {
-                tag: tag.to_string(),
-                detail: format!("making the build context: {e}"),
-            })?;
-        ctx.add_checkout(spec.start_repo, "testbed")
-            .map_err(|e| ImageError::Build {
-                tag: tag.to_string(),
-                detail: format!("adding the start state: {e}"),
-            })?;
-        image::build_image(client, tag, ctx.finish()?, progress)
+        let base = image::find_or_build(client, cache, base_tag(spec), |base_tag| {
+            progress(&format!("building the task base {base_tag}"));
+            let from = repo_image_info(client, spec.repo_image)?;
+            let mut ctx = ContextTar::new();
+            ctx.add_file("Dockerfile", render(spec, &from)?.as_bytes(), 0o644)
+                .map_err(|e| err(format!("making the build context: {e}")))?;
+            image::build_image(client, base_tag, ctx.finish()?, progress)
+        })?;
+        progress(&format!("making the task image {tag}"));
+        let mut start = ContextTar::owned_by(TEST_UID);
+        start
+            .add_checkout(spec.start_repo, "testbed")
+            .map_err(|e| err(format!("adding the start state: {e}")))?;
+        commit_over(client, &base.tag, tag, start.finish()?, &labels(spec))
+    })
+}
+
+/// A container of `base` (never started), `tree` extracted at `/`, committed as `tag` with
+/// `labels`; the container is removed. Returns the new image's id.
+fn commit_over(
+    client: &Client,
+    base: &str,
+    tag: &str,
+    tree: Vec<u8>,
+    labels: &HashMap<String, String>,
+) -> Result<String, ImageError> {
+    use bollard::models::{ContainerConfig, ContainerCreateBody};
+    use bollard::query_parameters::{
+        CommitContainerOptionsBuilder, RemoveContainerOptionsBuilder,
+        UploadToContainerOptionsBuilder,
+    };
+    let err = |what: &str, e: bollard::errors::Error| ImageError::Build {
+        tag: tag.to_string(),
+        detail: format!("{what}: {e}"),
+    };
+    let docker = client.docker();
+    let created = client
+        .block_on(docker.create_container(
+            None::<bollard::query_parameters::CreateContainerOptions>,
+            ContainerCreateBody {
+                image: Some(base.to_string()),
+                network_disabled: Some(true),
+                ..Default::default()
+            },
+        ))
+        .map_err(|e| err("creating the container", e))?;
+    let id = created.id;
+    let result = (|| {
+        client
+            .block_on(docker.upload_to_container(
+                &id,
+                Some(UploadToContainerOptionsBuilder::default().path("/").build()),
+                bollard::body_full(bytes::Bytes::from(tree)),
+            ))
+            .map_err(|e| err("putting the start state", e))?;
+        let (repo, version) = tag.rsplit_once(':').unwrap_or((tag, "latest"));
+        let mut keys: Vec<&String> = labels.keys().collect();
+        keys.sort();
+        let change = format!(
+            "LABEL {}",
+            keys.iter()
+                .map(|k| format!(
+                    "{k}={}",
+                    serde_json::to_string(&labels[*k]).unwrap_or_default()
+                ))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let opts = CommitContainerOptionsBuilder::default()
+            .container(&id)
+            .repo(repo)
+            .tag(version)
+            .changes(&change)
+            .build();
+        client
+            .block_on(docker.commit_container(opts, ContainerConfig::default()))
+            .map_err(|e| err("committing", e))?;
+        Ok(())
+    })();
+    let _ = client.block_on(docker.remove_container(
+        &id,
+        Some(RemoveContainerOptionsBuilder::default().force(true).build()),
+    ));
+    result?;
+    image::image_id(client, tag)?.ok_or_else(|| ImageError::Build {
+        tag: tag.to_string(),
+        detail: "the image is absent after the commit".into(),
     })
 }
 
@@ -239,12 +340,18 @@ mod tests {
             py.contains("ENV PATH=\"/opt/venv/bin:/usr/bin\" PYTHONPATH=\"/testbed/src\""),
             "{py}"
         );
-        let last: Vec<&str> = py.trim_end().lines().rev().take(2).collect();
+        // The task base ends with the entry point: the start state and the labels are the
+        // task's own commit.
+        let last = py.trim_end().lines().last().unwrap();
+        assert!(last.starts_with("ENTRYPOINT "), "{py}");
+        assert!(!py.contains("COPY --chown"), "{py}");
+        assert!(!py.contains("LABEL"), "{py}");
+        assert_ne!(base_tag(&spec), spec.tag);
         assert!(
-            last[0].starts_with("LABEL ") && last[0].contains("swe-forge.kind=\"task\""),
-            "{py}"
+            base_tag(&spec).starts_with("swe-forge/p-taskbase:"),
+            "{}",
+            base_tag(&spec)
         );
-        assert_eq!(last[1], "COPY --chown=1000:1000 testbed/ /testbed/", "{py}");
         let helpers = TaskLayer {
             copy_paths: vec!["/opt/swe-forge".into()],
             prepare: "install -d -o 1000 -g 1000 /var/cache/x".into(),

@@ -35,6 +35,8 @@ pub fn fixture_manifest(dir: &Path, name: &str) -> PathBuf {
             fixture(name).display(),
             if name.starts_with("java_") {
                 "java"
+            } else if name.starts_with("js_") {
+                "javascript"
             } else {
                 "python"
             }

@@ -25,7 +25,8 @@ pub const BASE_TEMPLATE: &str = include_str!("../../../dockerfiles/base.Dockerfi
 pub const SUITE: &str = "bookworm";
 
 /// Bumped when the way base images are made changes.
-const BASE_RECIPE: &str = "2";
+/// 3: no documentation in the root ([`super::rootfs::DPKG_NODOC`]).
+const BASE_RECIPE: &str = "3";
 /// The image pulled where a registry answers.
 const REGISTRY_BASE: &str = "debian:bookworm-slim";
 
@@ -179,6 +180,7 @@ fn build_base_from_registry(
                 user => TEST_USER,
                 uid => TEST_UID,
                 language => recipe.name,
+                dpkg_nodoc => super::rootfs::DPKG_NODOC,
             },
         )
         .map_err(|e| ImageError::Build {

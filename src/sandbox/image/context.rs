@@ -14,6 +14,9 @@ const CONTEXT_MTIME: u64 = 946_684_800;
 /// the same bytes.
 pub struct ContextTar {
     builder: tar::Builder<Vec<u8>>,
+    /// The owner (uid = gid) of every entry: 0 for a build context, the test user for a tree
+    /// put straight into a container.
+    owner: u64,
 }
 
 impl Default for ContextTar {
@@ -26,22 +29,30 @@ impl ContextTar {
     pub fn new() -> ContextTar {
         let mut builder = tar::Builder::new(Vec::new());
         builder.mode(tar::HeaderMode::Deterministic);
-        ContextTar { builder }
+        ContextTar { builder, owner: 0 }
     }
 
-    fn header(size: u64, mode: u32, kind: tar::EntryType) -> tar::Header {
+    /// A tar whose entries belong to `uid` (and the group of that number): extracted into a
+    /// container as they are (`put_archive`), without a build's `COPY --chown`.
+    pub fn owned_by(uid: u32) -> ContextTar {
+        let mut t = ContextTar::new();
+        t.owner = u64::from(uid);
+        t
+    }
+
+    fn header(&self, size: u64, mode: u32, kind: tar::EntryType) -> tar::Header {
         let mut h = tar::Header::new_gnu();
         h.set_entry_type(kind);
         h.set_size(size);
         h.set_mode(mode);
-        h.set_uid(0);
-        h.set_gid(0);
+        h.set_uid(self.owner);
+        h.set_gid(self.owner);
         h.set_mtime(CONTEXT_MTIME);
         h
     }
 
     pub fn add_file(&mut self, path: &str, data: &[u8], mode: u32) -> std::io::Result<()> {
-        let mut h = Self::header(data.len() as u64, mode, tar::EntryType::Regular);
+        let mut h = self.header(data.len() as u64, mode, tar::EntryType::Regular);
         self.builder.append_data(&mut h, path, data)
     }
 
@@ -53,7 +64,7 @@ impl ContextTar {
         prefix: &str,
         keep: impl Fn(&Path) -> bool,
     ) -> std::io::Result<()> {
-        let mut h = Self::header(0, 0o755, tar::EntryType::Directory);
+        let mut h = self.header(0, 0o755, tar::EntryType::Directory);
         self.builder
             .append_data(&mut h, format!("{prefix}/"), std::io::empty())?;
         let walker = walkdir::WalkDir::new(dir)
@@ -72,17 +83,17 @@ impl ContextTar {
             let exec = meta.mode() & 0o111 != 0;
             let ft = meta.file_type();
             if ft.is_dir() {
-                let mut h = Self::header(0, 0o755, tar::EntryType::Directory);
+                let mut h = self.header(0, 0o755, tar::EntryType::Directory);
                 self.builder.append_data(&mut h, &name, std::io::empty())?;
             } else if ft.is_symlink() {
                 let target = fs::read_link(entry.path())?;
-                let mut h = Self::header(0, 0o777, tar::EntryType::Symlink);
+                let mut h = self.header(0, 0o777, tar::EntryType::Symlink);
                 self.builder.append_link(&mut h, &name, &target)?;
             } else if ft.is_file() {
                 let data = fs::read(entry.path())?;
                 let data = self.rewrite(rel, data);
                 let mode = if exec { 0o755 } else { 0o644 };
-                let mut h = Self::header(data.len() as u64, mode, tar::EntryType::Regular);
+                let mut h = self.header(data.len() as u64, mode, tar::EntryType::Regular);
                 self.builder.append_data(&mut h, &name, data.as_slice())?;
             }
         }

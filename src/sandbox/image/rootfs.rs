@@ -69,6 +69,7 @@ pub(super) fn debootstrap_tar(
         "debootstrap finished in {:.0} s",
         started.elapsed().as_secs_f64()
     ));
+    slim_root(&rootfs).map_err(io_err("leaving the documentation out of the root"))?;
     if !recipe.later_packages.is_empty() {
         let started = Instant::now();
         progress(&format!(
@@ -96,6 +97,54 @@ pub(super) fn debootstrap_tar(
     let partial = work.path().join("rootfs.tar");
     write_rootfs_tar(&rootfs, &partial)?;
     fs::rename(&partial, tar).map_err(io_err(format!("moving the tar to {}", tar.display())))?;
+    Ok(())
+}
+
+/// dpkg's configuration in a base image: no documentation, manual pages, info pages or
+/// translations (the copyright files stay). A base image holds fewer files, and on a storage
+/// driver that diffs by walking the tree (fuse-overlayfs) every layer commit over it is
+/// cheaper: a task image costs one commit.
+pub(crate) const DPKG_NODOC: &str = "path-exclude=/usr/share/doc/*\n\
+path-include=/usr/share/doc/*/copyright\n\
+path-exclude=/usr/share/man/*\n\
+path-exclude=/usr/share/info/*\n\
+path-exclude=/usr/share/locale/*\n\
+path-include=/usr/share/locale/locale.alias\n\
+path-exclude=/usr/share/lintian/*\n";
+
+/// Apply [`DPKG_NODOC`] to a debootstrapped root: write it for the packages installed later,
+/// and remove what the packages already installed put there. Directories stay (the JDK's
+/// postinst makes alternatives links in /usr/share/man/man1).
+fn slim_root(rootfs: &Path) -> std::io::Result<()> {
+    let cfg = rootfs.join("etc/dpkg/dpkg.cfg.d");
+    fs::create_dir_all(&cfg)?;
+    fs::write(cfg.join("swe-forge-nodoc"), DPKG_NODOC)?;
+    for dir in [
+        "usr/share/doc",
+        "usr/share/man",
+        "usr/share/info",
+        "usr/share/locale",
+        "usr/share/lintian",
+    ] {
+        let root = rootfs.join(dir);
+        if !root.exists() {
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(&root)
+            .into_iter()
+            .filter_map(Result::ok)
+        {
+            let ft = entry.file_type();
+            if ft.is_dir() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy();
+            if name == "copyright" || name == "locale.alias" {
+                continue;
+            }
+            fs::remove_file(entry.path())?;
+        }
+    }
     Ok(())
 }
 

@@ -1,0 +1,74 @@
+//! JavaScript projects as they come, through the real binary (jest on the host, the local
+//! sandbox; the Docker path of the same checks runs in `tests/harnesses.rs` on jsshelf):
+//!
+//! - `js_missing_deps`: a devDependency that Debian's node packages lack and no registry has:
+//!   the seed is not run, and the message names the package;
+//! - `js_broken_import`: a table filled at load time by `register`: its mutants are screened
+//!   with the whole suite (their lines run outside any test), and the one that makes loading
+//!   throw is a kill (the test file's tests are ERRORs), with the exception in the issue text.
+
+mod common;
+use common::*;
+
+#[test]
+fn a_dependency_no_one_has_rejects_the_seed_naming_it() {
+    if !jest_or_skip("a_dependency_no_one_has_rejects_the_seed_naming_it") {
+        return;
+    }
+    let (out, _dir) = run_fixture("js_missing_deps", &[]);
+    // The only seed could not be run: exit 3.
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seed = &summary["seeds"][0];
+    assert_ne!(seed["status"], "done", "{seed}");
+    let detail = seed["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("swe-forge-not-a-debian-package"),
+        "the message names the package: {detail}"
+    );
+    assert!(!detail.contains("\"jest\""), "jest is met: {detail}");
+}
+
+#[test]
+fn load_time_code_is_screened_by_every_test_and_a_load_that_throws_is_a_kill() {
+    if !jest_or_skip("load_time_code_is_screened_by_every_test_and_a_load_that_throws_is_a_kill") {
+        return;
+    }
+    let (out, dir) = run_fixture("js_broken_import", &["--max-candidates", "20"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let cands = candidate_lines(dir.path());
+    let register: Vec<&serde_json::Value> = cands
+        .iter()
+        .filter(|c| c["function"] == "register")
+        .collect();
+    assert!(register.len() >= 2, "{cands:?}");
+    for c in &register {
+        assert_eq!(c["covering_tests"], 3, "screened with the whole suite: {c}");
+        assert_ne!(c["reason"], "not-covered", "{c}");
+    }
+    // `if (!singular || !plural)` negated: the first registration throws while the module
+    // loads; the test file cannot run, so each of its tests is an ERROR: a kill.
+    let broken = register
+        .iter()
+        .find(|c| c["mutator"] == "js-negate-condition")
+        .unwrap_or_else(|| panic!("no negated guard in register: {register:?}"));
+    assert_eq!(broken["status"], "accepted", "{broken}");
+    assert_eq!(broken["fail_to_pass"], 3, "{broken}");
+    let tasks = jsonl(&dir.path().join("out/tasks.jsonl"));
+    let task = tasks
+        .iter()
+        .find(|t| t["metadata"]["candidate_id"] == broken["id"])
+        .expect("the broken load's task");
+    assert_eq!(
+        task["metadata"]["environment"]["toolchain"], "javascript_jest",
+        "{task}"
+    );
+    let statement = task["problem_statement"].as_str().unwrap();
+    assert!(
+        statement.contains("register needs both forms"),
+        "the issue quotes the exception: {statement}"
+    );
+    // The record carries no path of this machine.
+    let record = serde_json::to_string(task).unwrap();
+    assert!(!record.contains("swe-forge-wt-"), "{record}");
+}
