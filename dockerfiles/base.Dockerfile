@@ -5,7 +5,7 @@
     documentation, manual pages or translations (dpkg's path-exclude), as offline. -#}
 FROM {{ from }}
 RUN mkdir -p /usr/share/man/man1 /etc/dpkg/dpkg.cfg.d \
- && printf {{ dpkg_nodoc | tojson }} > /etc/dpkg/dpkg.cfg.d/swe-forge-nodoc \
+ && printf {{ dpkg_nodoc | json }} > /etc/dpkg/dpkg.cfg.d/swe-forge-nodoc \
  && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends {{ packages }} \
  && rm -rf /var/lib/apt/lists/* \

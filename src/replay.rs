@@ -3,7 +3,7 @@
 //! judges what runs here; training grades policies' patches here.
 
 use crate::leak;
-use crate::repo::{self, Repo};
+use crate::repo::Repo;
 use crate::runner::pytest::Pytest;
 use crate::runner::TestRunner;
 use crate::sandbox::choose::DockerUnavailable;
@@ -207,7 +207,7 @@ fn import_at_base(task: &Task, cache: &Path, tasks_file: &Path) -> Result<Repo, 
     let lock =
         crate::lock::FileLock::exclusive(&cache.join("locks").join(format!("{}.lock", seed.name)))
             .map_err(|e| format!("locking the seed's cache entries: {e}"))?;
-    let imported = repo::import(&seed, &base_dir, cache);
+    let imported = crate::toolchain::import(&seed, &base_dir, cache);
     drop(lock);
     let mut repo = imported.map_err(|e| format!("import: {e}"))?;
     if repo.commit != task.clean_commit() {

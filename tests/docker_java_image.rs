@@ -31,7 +31,7 @@ fn import_java(dir: &Path, name: &str, source: &Path) -> swe_forge::repo::Repo {
     )
     .unwrap();
     let m = swe_forge::seed::load_manifest(&manifest).unwrap();
-    swe_forge::repo::import(&m.seeds[0], &m.base_dir, &cache()).unwrap()
+    swe_forge::toolchain::import(&m.seeds[0], &m.base_dir, &cache()).unwrap()
 }
 
 fn javashelf() -> swe_forge::repo::Repo {

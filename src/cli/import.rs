@@ -2,14 +2,14 @@
 
 use anyhow::Result;
 use std::path::Path;
-use swe_forge::{repo, seed};
+use swe_forge::seed;
 
 pub(crate) fn import(manifest: &Path, cache: &Path, json: bool) -> Result<i32> {
     let m = seed::load_manifest(manifest)?;
     let mut failures = 0;
     let mut rows = Vec::new();
     for s in &m.seeds {
-        match repo::import(s, &m.base_dir, cache) {
+        match swe_forge::toolchain::import(s, &m.base_dir, cache) {
             Ok(r) => {
                 if !json {
                     println!(

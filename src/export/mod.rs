@@ -26,7 +26,6 @@
 pub mod harbor;
 pub mod swebench;
 
-use crate::repo;
 use crate::seed;
 use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
@@ -402,7 +401,7 @@ fn source_repository(cache: &Path, tasks_file: &Path, t: &TaskLine) -> Result<Re
     let lock =
         crate::lock::FileLock::exclusive(&cache.join("locks").join(format!("{}.lock", t.seed())))
             .map_err(|e| format!("locking the seed's cache entries: {e}"))?;
-    let imported = repo::import(&m.seeds[0], &m.base_dir, cache);
+    let imported = crate::toolchain::import(&m.seeds[0], &m.base_dir, cache);
     drop(lock);
     let r = imported.map_err(|e| format!("importing the seed: {e}"))?;
     let mirror = Repository::open_bare(&r.mirror)
@@ -724,7 +723,7 @@ mod tests {
             &dir.path().join("m.yaml"),
         )
         .unwrap();
-        let r = repo::import(&m.seeds[0], &m.base_dir, &cache).unwrap();
+        let r = crate::toolchain::import(&m.seeds[0], &m.base_dir, &cache).unwrap();
         let buggy = "def f(x):\n    return x - 1\n";
         let bug_patch = crate::task::file_diff("pkg/m.py", clean, buggy);
         let out = dir.path().join("out");

@@ -5,7 +5,7 @@ use super::*;
 use crate::baseline::{self, Baseline};
 use crate::candidate::{self, Candidate};
 use crate::check::Check;
-use crate::repo::{self, Repo};
+use crate::repo::Repo;
 use crate::runner::resident::RunnerMode;
 use crate::runner::TestRunner;
 use crate::sandbox::{Environment, Sandbox, SandboxKind};
@@ -49,7 +49,7 @@ pub(super) fn run_seed(
         &cfg.cache.join("locks").join(format!("{}.lock", seed.name)),
     )
     .map_err(io_err("locking the seed's cache entries"))?;
-    let imported = repo::import(seed, &manifest.base_dir, &cfg.cache);
+    let imported = crate::toolchain::import(seed, &manifest.base_dir, &cfg.cache);
     drop(lock);
     let repo = match imported {
         Ok(r) => r,

@@ -175,8 +175,8 @@ fn is_executable(_meta: &std::fs::Metadata) -> bool {
 mod tests {
     use super::*;
     use crate::lang::Language;
-    use crate::repo::import;
     use crate::repo::tests::{assert_clean_detached, flat_project, seed, write};
+    use crate::toolchain::import;
 
     /// Every file under `root` except `.git`, with contents, sorted.
     fn snapshot(root: &Path) -> Vec<(String, Vec<u8>)> {

@@ -225,7 +225,8 @@ mod tests {
     use super::*;
     use crate::lang::Language;
     use crate::repo::tests::{assert_clean_detached, flat_project, seed, write};
-    use crate::repo::{import, ImportError};
+    use crate::repo::ImportError;
+    use crate::toolchain::import;
 
     fn commit_all(repo: &Repository, message: &str, time: i64) -> Oid {
         let mut index = repo.index().unwrap();

@@ -20,14 +20,12 @@
 mod dir;
 mod git;
 mod profile;
-mod python;
 mod sdist;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
-pub use profile::{profile, source_files, Profile};
+pub use profile::{profile, source_files, Profile, Profiler};
 
-use crate::lang::Language;
 use crate::seed::{Seed, SeedError, Source};
 use dir::commit_dir;
 use git::{ensure_checkout, mirror_git};
@@ -59,7 +57,7 @@ impl Repo {
     #[cfg(test)]
     pub(crate) fn sample(
         name: &str,
-        language: Language,
+        language: crate::lang::Language,
         build_system: &str,
         framework: &str,
     ) -> Repo {
@@ -145,30 +143,13 @@ pub enum ImportError {
         reason: String,
     },
     /// Nothing in the repository counts as a test file.
-    #[error("seed `{seed}`: no test files found in {} ({})", root.display(), test_file_rule(*language))]
+    #[error("seed `{seed}`: no test files found in {} ({rule})", root.display())]
     NoTests {
         seed: String,
         root: PathBuf,
-        language: Language,
+        /// What counts as a test file in the seed's language (its profiler's rule).
+        rule: &'static str,
     },
-}
-
-/// What counts as a test file, for the `NoTests` message.
-fn test_file_rule(language: Language) -> &'static str {
-    match language {
-        Language::Python => {
-            "a Python test file is test_*.py or *_test.py, or a .py file under a test/, tests/ \
-             or testing/ directory; conftest.py alone does not count"
-        }
-        Language::Java => {
-            "a Java test file is *Test.java, *Tests.java or Test*.java, or a .java file under \
-             src/test/ or test/"
-        }
-        Language::JavaScript | Language::TypeScript => {
-            "a JavaScript or TypeScript test file is *.test.js, *.spec.ts, test-*.js and the \
-             like, or a file under test/, tests/, __tests__/ or spec/"
-        }
-    }
 }
 
 impl ImportError {
@@ -213,9 +194,15 @@ impl Ctx<'_> {
 }
 
 /// Import `seed` into `cache`: mirror (or commit) its source, pin the commit, check it out and
-/// profile it. Relative local sources resolve against `base_dir` (the manifest's directory).
-/// Imports are idempotent: a second call reuses the mirror, the download and a clean checkout.
-pub fn import(seed: &Seed, base_dir: &Path, cache: &Path) -> Result<Repo, ImportError> {
+/// profile it with `profiler` (its language's: `crate::toolchain::import` picks it).
+/// Relative local sources resolve against `base_dir` (the manifest's directory). Imports are
+/// idempotent: a second call reuses the mirror, the download and a clean checkout.
+pub fn import(
+    seed: &Seed,
+    base_dir: &Path,
+    cache: &Path,
+    profiler: &dyn Profiler,
+) -> Result<Repo, ImportError> {
     let cx = Ctx { seed: &seed.name };
     let source = seed
         .resolve_source(base_dir)
@@ -254,7 +241,7 @@ pub fn import(seed: &Seed, base_dir: &Path, cache: &Path) -> Result<Repo, Import
         }
     };
     let checkout = ensure_checkout(&cx, &mirror, commit, &cache)?;
-    let profile = profile(&checkout, seed)?;
+    let profile = profile(&checkout, seed, profiler)?;
     Ok(Repo {
         name: seed.name.clone(),
         seed: seed.clone(),

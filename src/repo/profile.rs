@@ -1,26 +1,33 @@
 //! Profiles: what an imported tree is made of (language, build system, test framework, test
 //! and source files, what the project ships), from its files and the seed's include/exclude
-//! globs.
+//! globs. The language's part (which sources it ships, its build system and framework) is a
+//! [`Profiler`] the caller hands in; nothing here asks which language it is.
 
 use super::dir::{in_hidden_dir, walk};
-use super::python::python_profile;
 use super::{Ctx, ImportError};
 use crate::lang::Language;
 use crate::seed::Seed;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 use std::path::Path;
-use tracing::{info, warn};
+use tracing::warn;
 
-/// Directories whose Python files are never mutation targets.
-const NON_SOURCE_DIRS: [&str; 6] = [
-    "docs",
-    "doc",
-    "documentation",
-    "examples",
-    "benchmarks",
-    "benchmark",
-];
+/// What a language adds to a profile (its toolchains' module provides one; see
+/// `crate::toolchain::profiler`): import itself asks nothing about the language.
+pub trait Profiler: Sync {
+    /// The profile of the tree at `root`: of `sources` (its code files that are not tests,
+    /// the seed's include/exclude globs applied) those the project ships, and its build
+    /// system, test framework, install command and import roots.
+    fn profile(
+        &self,
+        root: &Path,
+        seed: &Seed,
+        sources: Vec<String>,
+        test_files: Vec<String>,
+    ) -> Profile;
+
+    /// What counts as a test file, for the error when nothing does.
+    fn test_file_rule(&self) -> &'static str;
+}
 
 /// What an imported repository is made of, as far as swe-forge cares.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -52,7 +59,7 @@ pub struct Profile {
 /// Profile the tree at `root` (a checkout) for `seed`: build system, test framework, test and
 /// source files, install command and import path. Fails with [`ImportError::NoTests`] when no
 /// file counts as a test.
-pub fn profile(root: &Path, seed: &Seed) -> Result<Profile, ImportError> {
+pub fn profile(root: &Path, seed: &Seed, profiler: &dyn Profiler) -> Result<Profile, ImportError> {
     let cx = Ctx { seed: &seed.name };
     let files = list_files(&cx, root)?;
     let filter = SourceFilter::new(seed)?;
@@ -69,50 +76,8 @@ pub fn profile(root: &Path, seed: &Seed) -> Result<Profile, ImportError> {
         .iter()
         .filter(is_code)
         .filter(|f| !language.is_test_path(f));
-    let mut profile = match language {
-        Language::Python => {
-            let sources: Vec<String> = candidates
-                .filter(|f| is_python_source(f))
-                .filter(|f| filter.keeps(f))
-                .cloned()
-                .collect();
-            let (packages, reason) = if seed.include.is_empty() {
-                shipped_python(&sources)
-            } else {
-                (Vec::new(), "the seed's `include:` globs".to_string())
-            };
-            let source_files = sources
-                .into_iter()
-                .filter(|f| {
-                    packages.is_empty()
-                        || packages
-                            .iter()
-                            .any(|p| f == p || f.starts_with(&format!("{p}/")))
-                })
-                .collect();
-            let mut p = python_profile(root, source_files, test_files);
-            info!(seed = %seed.name, packages = ?packages, "mutating {reason}");
-            p.packages = packages;
-            p.packages_reason = reason;
-            p
-        }
-        Language::Java => {
-            let source_files = candidates
-                .filter(|f| is_java_source(f))
-                .filter(|f| filter.keeps(f))
-                .cloned()
-                .collect();
-            java_profile(root, source_files, test_files)
-        }
-        Language::JavaScript | Language::TypeScript => {
-            let source_files = candidates
-                .filter(|f| is_shipped_script(f))
-                .filter(|f| filter.keeps(f))
-                .cloned()
-                .collect();
-            node_profile(root, language, source_files, test_files)
-        }
-    };
+    let sources: Vec<String> = candidates.filter(|f| filter.keeps(f)).cloned().collect();
+    let mut profile = profiler.profile(root, seed, sources, test_files);
     profile.install_command = seed.install.clone().or(profile.install_command);
     let has_tests = profile
         .test_files
@@ -122,7 +87,7 @@ pub fn profile(root: &Path, seed: &Seed) -> Result<Profile, ImportError> {
         return Err(ImportError::NoTests {
             seed: seed.name.clone(),
             root: root.to_path_buf(),
-            language,
+            rule: profiler.test_file_rule(),
         });
     }
     Ok(profile)
@@ -185,191 +150,6 @@ fn file_name(rel: &str) -> &str {
     rel.rsplit('/').next().unwrap_or(rel)
 }
 
-/// A Python file mutators may touch: not packaging, not docs, examples or benchmarks.
-fn is_python_source(rel: &str) -> bool {
-    let parts: Vec<&str> = rel.split('/').collect();
-    let (file, dirs) = parts.split_last().unwrap_or((&"", &[]));
-    !matches!(*file, "setup.py" | "conftest.py")
-        && !dirs.iter().any(|d| NON_SOURCE_DIRS.contains(d))
-}
-
-/// Top-level names of a Python repository that are not part of what it ships: tests, docs,
-/// developer tools and build or task scripts.
-const NOT_SHIPPED: [&str; 24] = [
-    "tests",
-    "test",
-    "testing",
-    "docs",
-    "doc",
-    "documentation",
-    "examples",
-    "example",
-    "benchmarks",
-    "benchmark",
-    "bench",
-    "tools",
-    "tool",
-    "scripts",
-    "script",
-    "bin",
-    "ci",
-    "setup.py",
-    "conftest.py",
-    "noxfile.py",
-    "tasks.py",
-    "fabfile.py",
-    "dodo.py",
-    "runtests.py",
-];
-
-/// What a Python project ships, from its layout, among its source files: with a `src/`
-/// layout, what `src/` holds; else the top-level packages (directories with `__init__.py`)
-/// and modules, less tests, docs, tools, scripts and build or task files. Returns the roots
-/// and why; no roots (every source file) when none is found.
-fn shipped_python(sources: &[String]) -> (Vec<String>, String) {
-    let mut roots: BTreeSet<String> = BTreeSet::new();
-    let src: Vec<&String> = sources.iter().filter(|f| f.starts_with("src/")).collect();
-    let has_init = |dir: &str| sources.iter().any(|f| *f == format!("{dir}/__init__.py"));
-    if !src.is_empty() {
-        for f in &src {
-            let rest = &f["src/".len()..];
-            match rest.split_once('/') {
-                Some((top, _)) => roots.insert(format!("src/{top}")),
-                None => roots.insert((*f).clone()),
-            };
-        }
-        let list: Vec<String> = roots.into_iter().collect();
-        let why = format!("the src layout's {}", list.join(", "));
-        return (list, why);
-    }
-    for f in sources {
-        match f.split_once('/') {
-            Some((top, _)) if !NOT_SHIPPED.contains(&top) && has_init(top) => {
-                roots.insert(top.to_string());
-            }
-            None if !NOT_SHIPPED.contains(&f.as_str()) => {
-                roots.insert(f.clone());
-            }
-            _ => {}
-        }
-    }
-    if roots.is_empty() {
-        return (
-            Vec::new(),
-            "every source file (no package or top-level module found)".to_string(),
-        );
-    }
-    let list: Vec<String> = roots.into_iter().collect();
-    let why = format!(
-        "the shipped packages and modules {} (tests, docs, tools, scripts and build files left out)",
-        list.join(", ")
-    );
-    (list, why)
-}
-
-/// A Java file under a `src/main/java` tree (of the root or of a module).
-fn is_java_source(rel: &str) -> bool {
-    rel.starts_with("src/main/java/") || rel.contains("/src/main/java/")
-}
-
-/// Folders of a JavaScript or TypeScript project that hold no shipped code: dependencies,
-/// build outputs, documentation, examples, developer scripts and benchmarks.
-const NODE_SKIPPED_DIRS: &[&str] = &[
-    "node_modules",
-    "dist",
-    "build",
-    "coverage",
-    "docs",
-    "doc",
-    "examples",
-    "example",
-    "scripts",
-    "tools",
-    "benchmark",
-    "benchmarks",
-    "bench",
-    "fixtures",
-];
-
-/// Whether a JavaScript or TypeScript file is code the package ships: not under a folder of
-/// [`NODE_SKIPPED_DIRS`] or a dot folder, and not a tool's configuration (`jest.config.js`,
-/// `Gruntfile.js`, `.eslintrc.js`).
-fn is_shipped_script(rel: &str) -> bool {
-    let parts: Vec<&str> = rel.split('/').collect();
-    let file = parts.last().copied().unwrap_or("");
-    let in_skipped = parts[..parts.len() - 1]
-        .iter()
-        .any(|d| d.starts_with('.') || NODE_SKIPPED_DIRS.contains(d));
-    let tool_file = file.starts_with('.')
-        || file.contains(".config.")
-        || matches!(
-            file.split('.').next().unwrap_or(""),
-            "Gruntfile" | "gulpfile" | "Jakefile" | "karma" | "webpack" | "rollup" | "vite"
-        );
-    !in_skipped && !tool_file
-}
-
-/// The test framework a `package.json` names: its `test` script's runner (`jest`, `mocha`,
-/// `node --test`), else a framework among its devDependencies; empty when none.
-pub(crate) fn node_test_framework(package_json: &serde_json::Value) -> &'static str {
-    let script = package_json["scripts"]["test"].as_str().unwrap_or("");
-    let words: Vec<&str> = script
-        .split(|c: char| c.is_whitespace() || c == '&' || c == ';' || c == '|')
-        .collect();
-    if words.iter().any(|w| w.ends_with("jest")) {
-        return "jest";
-    }
-    if words.iter().any(|w| w.ends_with("mocha")) {
-        return "mocha";
-    }
-    if words.windows(2).any(|w| w[0] == "node" && w[1] == "--test") {
-        return "node";
-    }
-    let dev = |name: &str| {
-        ["devDependencies", "dependencies"]
-            .iter()
-            .any(|k| package_json[k].get(name).is_some())
-    };
-    if dev("jest") {
-        "jest"
-    } else if dev("mocha") {
-        "mocha"
-    } else {
-        ""
-    }
-}
-
-fn node_profile(
-    root: &Path,
-    language: Language,
-    source_files: Vec<String>,
-    test_files: Vec<String>,
-) -> Profile {
-    let package_json = std::fs::read_to_string(root.join("package.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-    Profile {
-        language,
-        build_system: if package_json.is_some() {
-            "npm"
-        } else {
-            "none"
-        }
-        .to_string(),
-        test_framework: package_json
-            .as_ref()
-            .map(node_test_framework)
-            .unwrap_or("")
-            .to_string(),
-        source_files,
-        test_files,
-        install_command: None,
-        python_path: Vec::new(),
-        packages: Vec::new(),
-        packages_reason: String::new(),
-    }
-}
-
 /// The seed's include/exclude globs over repository-relative paths (`*` stays within one
 /// directory, `**` crosses directories). No include globs means everything is included.
 struct SourceFilter {
@@ -414,32 +194,11 @@ impl SourceFilter {
     }
 }
 
-fn java_profile(root: &Path, source_files: Vec<String>, test_files: Vec<String>) -> Profile {
-    let build_system = if root.join("pom.xml").is_file() {
-        "maven"
-    } else if root.join("build.gradle").is_file() || root.join("build.gradle.kts").is_file() {
-        "gradle"
-    } else {
-        "none"
-    };
-    Profile {
-        language: Language::Java,
-        build_system: build_system.to_string(),
-        test_framework: "junit".to_string(),
-        source_files,
-        test_files,
-        install_command: None,
-        python_path: Vec::new(),
-        packages: Vec::new(),
-        packages_reason: String::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::repo::import;
     use crate::repo::tests::{flat_project, seed, write};
+    use crate::toolchain::{import, profile};
 
     #[test]
     fn one_walk_lists_sources_for_mutate_and_bench() {
@@ -473,70 +232,6 @@ mod tests {
         let with_tests = source_files(r, Some(Language::Python), true).unwrap();
         assert_eq!(with_tests.len(), 2, "{with_tests:?}");
         assert!(in_hidden_dir(".github/x.py") && !in_hidden_dir("pkg/.x.py"));
-    }
-
-    #[test]
-    fn a_node_project_ships_its_code_and_names_its_test_runner() {
-        for shipped in ["index.js", "lib/shelf.js", "src/shelf.ts", "src/config.js"] {
-            assert!(is_shipped_script(shipped), "{shipped}");
-        }
-        for tool in [
-            "node_modules/x/index.js",
-            "dist/shelf.js",
-            "scripts/release.js",
-            "jest.config.js",
-            ".eslintrc.js",
-            "Gruntfile.js",
-            "examples/demo.js",
-        ] {
-            assert!(!is_shipped_script(tool), "{tool}");
-        }
-        let pj = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap();
-        assert_eq!(
-            node_test_framework(&pj(r#"{"scripts":{"test":"jest --ci"}}"#)),
-            "jest"
-        );
-        assert_eq!(
-            node_test_framework(&pj(r#"{"scripts":{"test":"nyc mocha test/"}}"#)),
-            "mocha"
-        );
-        assert_eq!(
-            node_test_framework(&pj(r#"{"scripts":{"test":"node --test test/"}}"#)),
-            "node"
-        );
-        assert_eq!(
-            node_test_framework(&pj(
-                r#"{"scripts":{"test":"tap"},"devDependencies":{"mocha":"10"}}"#
-            )),
-            "mocha"
-        );
-        assert_eq!(node_test_framework(&pj(r#"{"name":"x"}"#)), "");
-    }
-
-    #[test]
-    fn only_what_the_project_ships_is_mutated() {
-        let files = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let (roots, why) = shipped_python(&files(&[
-            "noxfile.py",
-            "pkg/__init__.py",
-            "pkg/core.py",
-            "scripts/release.py",
-            "single.py",
-            "tools/gen/__init__.py",
-            "tools/gen/make.py",
-        ]));
-        assert_eq!(roots, ["pkg", "single.py"]);
-        assert!(why.contains("pkg, single.py"), "{why}");
-        let (roots, why) = shipped_python(&files(&[
-            "src/geo/__init__.py",
-            "src/geo/shapes.py",
-            "src/util.py",
-            "tools/x.py",
-        ]));
-        assert_eq!(roots, ["src/geo", "src/util.py"]);
-        assert!(why.contains("src layout"), "{why}");
-        let (roots, _) = shipped_python(&files(&["scripts/a.py"]));
-        assert!(roots.is_empty(), "nothing shipped: every source file");
     }
 
     #[test]

@@ -209,8 +209,8 @@ fn unpack_zip(file: std::fs::File, into: &Path) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::lang::Language;
-    use crate::repo::import;
     use crate::repo::tests::{assert_clean_detached, seed};
+    use crate::toolchain::import;
 
     #[test]
     fn archives_unpack_and_refuse_escapes() {

@@ -2,15 +2,17 @@
 //! share.
 
 use super::*;
+use crate::lang::Language;
+use crate::toolchain::import;
 use git2::Repository;
 
-pub(super) fn write(root: &Path, rel: &str, text: &str) {
+pub(crate) fn write(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
 
-pub(super) fn seed(name: &str, source: &str, language: Language) -> Seed {
+pub(crate) fn seed(name: &str, source: &str, language: Language) -> Seed {
     Seed {
         name: name.into(),
         source: source.into(),
@@ -25,7 +27,7 @@ pub(super) fn seed(name: &str, source: &str, language: Language) -> Seed {
 }
 
 /// A flat project: package `calc`, tests under `tests/`, requirements file.
-pub(super) fn flat_project(root: &Path) {
+pub(crate) fn flat_project(root: &Path) {
     write(root, "calc/__init__.py", "from .ops import add\n");
     write(root, "calc/ops.py", "def add(a, b):\n    return a + b\n");
     write(
@@ -43,7 +45,7 @@ pub(super) fn flat_project(root: &Path) {
     write(root, "docs/conf.py", "project = 'calc'\n");
 }
 
-pub(super) fn assert_clean_detached(checkout: &Path, commit: &str) {
+pub(crate) fn assert_clean_detached(checkout: &Path, commit: &str) {
     let repo = Repository::open(checkout).unwrap();
     assert!(repo.head_detached().unwrap());
     assert_eq!(repo.head().unwrap().target().unwrap().to_string(), commit);

@@ -25,16 +25,11 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const NODE_SYSTEM_PACKAGES: &[&str] =
     &["python3", "git", "ca-certificates", "coreutils", "procps"];
 /// Node, the test frameworks Debian packages (offline: no npm registry is needed for them),
-/// TypeScript's compiler and ts-jest, and npm for projects whose dependencies Debian lacks
-/// where a registry answers.
-pub const NODE_TOOLCHAIN_PACKAGES: &[&str] = &[
-    "nodejs",
-    "jest",
-    "ts-jest",
-    "mocha",
-    "node-typescript",
-    "npm",
-];
+/// TypeScript's compiler and ts-jest. npm (with its 11,000 files) is not in it: a repository
+/// image whose project needs packages Debian lacks installs it with apt, where the network
+/// answers, and then the packages with it.
+pub const NODE_TOOLCHAIN_PACKAGES: &[&str] =
+    &["nodejs", "jest", "ts-jest", "mocha", "node-typescript"];
 
 /// The node base image.
 pub const BASE: BaseRecipe = BaseRecipe {

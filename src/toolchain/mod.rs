@@ -3,19 +3,24 @@
 //! files, whether tests are synthesized). The pipeline, audit and training get these here and
 //! nowhere else; a new language or framework is one more module beside these.
 
+pub mod java;
 pub mod java_maven;
 pub mod javascript_jest;
+pub mod node;
+pub mod python;
 pub mod python_pytest;
 mod python_wheelhouse;
 
 use crate::baseline::Baseline;
 use crate::lang::Language;
-use crate::repo::{Profile, Repo};
+use crate::repo::{ImportError, Profile, Profiler, Repo};
 use crate::runner::TestRunner;
 use crate::sandbox::recipe::{BaseRecipe, EnvRecipe, TaskLayer};
 use crate::sandbox::{Environment, Sandbox, SandboxError, SandboxKind, Worker};
+use crate::seed::Seed;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -115,6 +120,25 @@ pub fn for_language(language: Language) -> Option<&'static dyn Toolchain> {
         .into_iter()
         .map(ToolchainId::toolchain)
         .find(|t| t.language() == language)
+}
+
+/// How projects of `language` are profiled (what its toolchains share).
+pub fn profiler(language: Language) -> &'static dyn Profiler {
+    match language {
+        Language::Python => &python::PROFILER,
+        Language::Java => &java::PROFILER,
+        Language::JavaScript | Language::TypeScript => &node::PROFILER,
+    }
+}
+
+/// Import `seed` (see [`crate::repo::import`]), profiled as its language's toolchains do.
+pub fn import(seed: &Seed, base_dir: &Path, cache: &Path) -> Result<Repo, ImportError> {
+    crate::repo::import(seed, base_dir, cache, profiler(seed.language))
+}
+
+/// Profile the tree at `root` for `seed` as its language's toolchains do.
+pub fn profile(root: &Path, seed: &Seed) -> Result<Profile, ImportError> {
+    crate::repo::profile(root, seed, profiler(seed.language))
 }
 
 /// Prepare `repo`'s environment in `sandbox` with its toolchain's recipe.

@@ -244,7 +244,7 @@ pub fn demo_repo() -> swe_forge::repo::Repo {
         let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/demo.yaml");
         let m = swe_forge::seed::load_manifest(&manifest).unwrap();
         let seed = m.seeds.iter().find(|s| s.name == "pyshelf").unwrap();
-        swe_forge::repo::import(seed, &m.base_dir, &cache()).unwrap()
+        swe_forge::toolchain::import(seed, &m.base_dir, &cache()).unwrap()
     })
     .clone()
 }
@@ -253,7 +253,7 @@ pub fn demo_repo() -> swe_forge::repo::Repo {
 pub fn fixture_repo(name: &str) -> swe_forge::repo::Repo {
     let dir = tempfile::tempdir().unwrap();
     let m = swe_forge::seed::load_manifest(&fixture_manifest(dir.path(), name)).unwrap();
-    swe_forge::repo::import(&m.seeds[0], &m.base_dir, &cache()).unwrap()
+    swe_forge::toolchain::import(&m.seeds[0], &m.base_dir, &cache()).unwrap()
 }
 
 /// Ids of the containers labelled with a swe-forge run id.

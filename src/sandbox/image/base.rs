@@ -169,8 +169,7 @@ fn build_base_from_registry(
     }
     let packages = recipe.all_packages().join(" ");
     progress(&format!("pulled {from}; installing {packages}"));
-    let mut env = minijinja::Environment::new();
-    env.set_trim_blocks(true);
+    let env = base_env();
     let dockerfile = env
         .render_str(
             BASE_TEMPLATE,
@@ -191,6 +190,17 @@ fn build_base_from_registry(
     ctx.add_file("Dockerfile", dockerfile.as_bytes(), 0o644)
         .map_err(io_err("making the build context"))?;
     build_image(client, tag, ctx.finish()?, progress)
+}
+
+/// The template environment of `dockerfiles/base.Dockerfile` (a `json` filter: a value as a
+/// double-quoted string the shell reads).
+fn base_env() -> minijinja::Environment<'static> {
+    let mut env = minijinja::Environment::new();
+    env.set_trim_blocks(true);
+    env.add_filter("json", |v: String| {
+        serde_json::to_string(&v).unwrap_or_else(|_| "\"\"".to_string())
+    });
+    env
 }
 
 /// Whether the base image `recipe` describes is present or can be made without a registry:
@@ -240,8 +250,7 @@ mod tests {
 
     #[test]
     fn renders_the_base_template() {
-        let mut env = minijinja::Environment::new();
-        env.set_trim_blocks(true);
+        let env = base_env();
         let text = env
             .render_str(
                 BASE_TEMPLATE,
@@ -251,6 +260,7 @@ mod tests {
                     user => TEST_USER,
                     uid => TEST_UID,
                     language => B.name,
+                    dpkg_nodoc => crate::sandbox::image::rootfs::DPKG_NODOC,
                 },
             )
             .unwrap();
@@ -259,5 +269,9 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("swe-forge.language=\"beta\""), "{text}");
+        assert!(
+            text.contains("printf \"path-exclude=/usr/share/doc/*\\npath-include="),
+            "{text}"
+        );
     }
 }

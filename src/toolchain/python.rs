@@ -1,11 +1,153 @@
-//! Python projects: the build system and install command inferred from `pyproject.toml`,
-//! `setup.cfg`, `setup.py`, `tox.ini` and requirement files (test extras, PEP 735 dependency
-//! groups, tox's test dependencies), and the import path (src layout or not).
+//! Python projects' profile (what Python's toolchains share): what the project ships (the src
+//! layout, or its top-level packages and modules less tests, docs, tools and scripts), the
+//! build system and install command inferred from `pyproject.toml`, `setup.cfg`, `setup.py`,
+//! `tox.ini` and requirement files (test extras, PEP 735 dependency groups, tox's test
+//! dependencies), and the import path (src layout or not).
 
-use super::Profile;
 use crate::lang::Language;
+use crate::repo::{Profile, Profiler};
+use crate::seed::Seed;
+use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::Path;
+use tracing::info;
+
+/// Python's profiler.
+pub struct PythonProfiler;
+
+/// The one instance.
+pub const PROFILER: PythonProfiler = PythonProfiler;
+
+impl Profiler for PythonProfiler {
+    fn profile(
+        &self,
+        root: &Path,
+        seed: &Seed,
+        sources: Vec<String>,
+        test_files: Vec<String>,
+    ) -> Profile {
+        let sources: Vec<String> = sources
+            .into_iter()
+            .filter(|f| is_python_source(f))
+            .collect();
+        let (packages, reason) = if seed.include.is_empty() {
+            shipped_python(&sources)
+        } else {
+            (Vec::new(), "the seed's `include:` globs".to_string())
+        };
+        let source_files = sources
+            .into_iter()
+            .filter(|f| {
+                packages.is_empty()
+                    || packages
+                        .iter()
+                        .any(|p| f == p || f.starts_with(&format!("{p}/")))
+            })
+            .collect();
+        let mut p = python_profile(root, source_files, test_files);
+        info!(seed = %seed.name, packages = ?packages, "mutating {reason}");
+        p.packages = packages;
+        p.packages_reason = reason;
+        p
+    }
+
+    fn test_file_rule(&self) -> &'static str {
+        "a Python test file is test_*.py or *_test.py, or a .py file under a test/, tests/ or \
+         testing/ directory; conftest.py alone does not count"
+    }
+}
+
+/// Directories whose Python files are never mutation targets.
+const NON_SOURCE_DIRS: [&str; 6] = [
+    "docs",
+    "doc",
+    "documentation",
+    "examples",
+    "benchmarks",
+    "benchmark",
+];
+
+/// A Python file mutators may touch: not packaging, not docs, examples or benchmarks.
+fn is_python_source(rel: &str) -> bool {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let (file, dirs) = parts.split_last().unwrap_or((&"", &[]));
+    !matches!(*file, "setup.py" | "conftest.py")
+        && !dirs.iter().any(|d| NON_SOURCE_DIRS.contains(d))
+}
+
+/// Top-level names of a Python repository that are not part of what it ships: tests, docs,
+/// developer tools and build or task scripts.
+const NOT_SHIPPED: [&str; 24] = [
+    "tests",
+    "test",
+    "testing",
+    "docs",
+    "doc",
+    "documentation",
+    "examples",
+    "example",
+    "benchmarks",
+    "benchmark",
+    "bench",
+    "tools",
+    "tool",
+    "scripts",
+    "script",
+    "bin",
+    "ci",
+    "setup.py",
+    "conftest.py",
+    "noxfile.py",
+    "tasks.py",
+    "fabfile.py",
+    "dodo.py",
+    "runtests.py",
+];
+
+/// What a Python project ships, from its layout, among its source files: with a `src/`
+/// layout, what `src/` holds; else the top-level packages (directories with `__init__.py`)
+/// and modules, less tests, docs, tools, scripts and build or task files. Returns the roots
+/// and why; no roots (every source file) when none is found.
+fn shipped_python(sources: &[String]) -> (Vec<String>, String) {
+    let mut roots: BTreeSet<String> = BTreeSet::new();
+    let src: Vec<&String> = sources.iter().filter(|f| f.starts_with("src/")).collect();
+    let has_init = |dir: &str| sources.iter().any(|f| *f == format!("{dir}/__init__.py"));
+    if !src.is_empty() {
+        for f in &src {
+            let rest = &f["src/".len()..];
+            match rest.split_once('/') {
+                Some((top, _)) => roots.insert(format!("src/{top}")),
+                None => roots.insert((*f).clone()),
+            };
+        }
+        let list: Vec<String> = roots.into_iter().collect();
+        let why = format!("the src layout's {}", list.join(", "));
+        return (list, why);
+    }
+    for f in sources {
+        match f.split_once('/') {
+            Some((top, _)) if !NOT_SHIPPED.contains(&top) && has_init(top) => {
+                roots.insert(top.to_string());
+            }
+            None if !NOT_SHIPPED.contains(&f.as_str()) => {
+                roots.insert(f.clone());
+            }
+            _ => {}
+        }
+    }
+    if roots.is_empty() {
+        return (
+            Vec::new(),
+            "every source file (no package or top-level module found)".to_string(),
+        );
+    }
+    let list: Vec<String> = roots.into_iter().collect();
+    let why = format!(
+        "the shipped packages and modules {} (tests, docs, tools, scripts and build files left out)",
+        list.join(", ")
+    );
+    (list, why)
+}
 
 /// Requirement files added to the inferred install command, in this order, when present;
 /// `requirements/tests.txt` and its kin: a `requirements/` folder of pinned files per purpose
@@ -89,7 +231,7 @@ fn backend_name(backend: &str) -> String {
     .to_string()
 }
 
-pub(super) fn python_profile(
+pub(crate) fn python_profile(
     root: &Path,
     source_files: Vec<String>,
     test_files: Vec<String>,
@@ -351,8 +493,34 @@ fn has_src_layout(root: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::repo::profile;
     use crate::repo::tests::{seed, write};
+    use crate::toolchain::profile;
+
+    #[test]
+    fn only_what_the_project_ships_is_mutated() {
+        let files = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (roots, why) = shipped_python(&files(&[
+            "noxfile.py",
+            "pkg/__init__.py",
+            "pkg/core.py",
+            "scripts/release.py",
+            "single.py",
+            "tools/gen/__init__.py",
+            "tools/gen/make.py",
+        ]));
+        assert_eq!(roots, ["pkg", "single.py"]);
+        assert!(why.contains("pkg, single.py"), "{why}");
+        let (roots, why) = shipped_python(&files(&[
+            "src/geo/__init__.py",
+            "src/geo/shapes.py",
+            "src/util.py",
+            "tools/x.py",
+        ]));
+        assert_eq!(roots, ["src/geo", "src/util.py"]);
+        assert!(why.contains("src layout"), "{why}");
+        let (roots, _) = shipped_python(&files(&["scripts/a.py"]));
+        assert!(roots.is_empty(), "nothing shipped: every source file");
+    }
 
     #[test]
     fn installs_the_test_dependency_group_and_what_tox_adds() {
