@@ -14,7 +14,9 @@
     /testbed, which task images replace; on NODE_PATH). Otherwise the build fails with the
     missing names: the seed is rejected.
     jest's cache directory {{ jest_cache }} belongs to the test user (outside /testbed, which
-    resets leave alone, and outside /tmp, which the agent empties).
+    resets leave alone, and outside /tmp, which the agent empties). /node_modules is a link to
+    /usr/share/nodejs: resolving from /testbed upwards (jest's presets and transforms such as
+    ts-jest, TypeScript's @types) then finds Debian's packages as if installed.
 
     Every instruction is a layer commit, slow on some storage drivers: keep them few.
 -#}
@@ -25,6 +27,7 @@ COPY --chown={{ uid }}:{{ uid }} testbed/ /testbed/
 COPY host/ /tmp/swe-forge/host/
 {% endif %}
 RUN set -e; install -d -o {{ uid }} -g {{ uid }} {{ jest_cache }}; mkdir -p /opt/swe-forge/node; \
+    ln -sfn /usr/share/nodejs /node_modules; \
     cd /testbed; \
     if ! missing=$(node /opt/swe-forge/node-tools/deps-check.js); then \
       echo "swe-forge: not in Debian's node packages: $(echo $missing)"; \

@@ -5,7 +5,9 @@
 //!   the seed is not run, and the message names the package;
 //! - `js_broken_import`: a table filled at load time by `register`: its mutants are screened
 //!   with the whole suite (their lines run outside any test), and the one that makes loading
-//!   throw is a kill (the test file's tests are ERRORs), with the exception in the issue text.
+//!   throw is a kill (the test file's tests are ERRORs), with the exception in the issue text;
+//! - `ts_ranges`: TypeScript through ts-jest: tested by the `typescript_jest` toolchain, its
+//!   coverage mapped back to the `.ts` lines, its mutants made into tasks.
 
 mod common;
 use common::*;
@@ -71,4 +73,42 @@ fn load_time_code_is_screened_by_every_test_and_a_load_that_throws_is_a_kill() {
     // The record carries no path of this machine.
     let record = serde_json::to_string(task).unwrap();
     assert!(!record.contains("swe-forge-wt-"), "{record}");
+}
+
+#[test]
+fn a_typescript_project_runs_through_ts_jest_with_coverage_on_its_own_lines() {
+    if !jest_or_skip("a_typescript_project_runs_through_ts_jest_with_coverage_on_its_own_lines") {
+        return;
+    }
+    let (out, dir) = run_fixture("ts_ranges", &["--max-candidates", "12"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let cands = candidate_lines(dir.path());
+    assert!(cands.len() >= 8, "{cands:?}");
+    for c in &cands {
+        assert_eq!(c["file"], "src/range.ts", "{c}");
+        // Every function is called by a test: coverage on the source's lines finds them all.
+        assert_ne!(c["reason"], "not-covered", "{c}");
+    }
+    let tasks = jsonl(&dir.path().join("out/tasks.jsonl"));
+    assert!(tasks.len() >= 6, "{}", text(&out));
+    for t in &tasks {
+        assert_eq!(
+            t["metadata"]["environment"]["toolchain"], "typescript_jest",
+            "{t}"
+        );
+        assert_eq!(t["language"], "typescript", "{t}");
+        for id in t["FAIL_TO_PASS"].as_array().unwrap() {
+            assert!(
+                id.as_str().unwrap().starts_with("test/range.test.ts::"),
+                "{id}"
+            );
+        }
+    }
+    // `clamp`'s candidates are screened by the one test that calls it, not by all six.
+    let clamp: Vec<&serde_json::Value> =
+        cands.iter().filter(|c| c["function"] == "clamp").collect();
+    assert!(!clamp.is_empty(), "{cands:?}");
+    for c in clamp {
+        assert_eq!(c["covering_tests"], 1, "{c}");
+    }
 }

@@ -5,8 +5,9 @@
 // test file and the modules it requires, beforeAll/afterAll hooks) is recorded as run outside
 // tests. At the end of each test file one JSON line is appended to $SWE_FORGE_JEST_COVERAGE:
 // {"file": "<test file>", "tests": {"<full name>": {"<source>": [lines]}}, "outside": {...}},
-// paths relative to the working directory (the repository root). Jest runs in band, so the
-// lines do not interleave.
+// paths relative to the working directory (the repository root), lines of the source files
+// (through the transform's source map where there is one). Jest runs in band, so the lines do
+// not interleave.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -29,13 +30,31 @@ const owners = new Map();
 function lineOwners(file) {
   if (owners.has(file)) return owners.get(file);
   const data = globalThis.__coverage__[file];
+  // A transformed source (TypeScript through ts-jest, babel): istanbul's positions are the
+  // transformed code's, mapped back to the source's lines through the transform's source map.
+  let line = (pos) => pos.line;
+  if (data.inputSourceMap) {
+    const { SourceMapConsumer } = require('source-map');
+    const consumer = new SourceMapConsumer(data.inputSourceMap);
+    line = (pos) => {
+      for (const bias of [SourceMapConsumer.GREATEST_LOWER_BOUND, SourceMapConsumer.LEAST_UPPER_BOUND]) {
+        const o = consumer.originalPositionFor({ line: pos.line, column: pos.column || 0, bias });
+        if (o && o.line) return o.line;
+      }
+      return null;
+    };
+  }
   const spans = [];
+  const push = (kind, id, loc) => {
+    const start = line(loc.start);
+    const end = line(loc.end) || start;
+    if (start) spans.push({ kind, id, start, end: Math.max(start, end) });
+  };
   for (const [id, loc] of Object.entries(data.statementMap || {})) {
-    spans.push({ kind: 's', id, start: loc.start.line, end: loc.end.line });
+    push('s', id, loc);
   }
   for (const [id, fn] of Object.entries(data.fnMap || {})) {
-    const loc = fn.decl || fn.loc;
-    spans.push({ kind: 'f', id, start: loc.start.line, end: loc.end.line });
+    push('f', id, fn.decl || fn.loc);
   }
   // Wider spans first, so narrower ones overwrite them.
   spans.sort((a, b) => (b.end - b.start) - (a.end - a.start));

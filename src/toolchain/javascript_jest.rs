@@ -49,6 +49,9 @@ pub const DEPS_CHECK_JS: &str = include_str!("../../dockerfiles/node/deps-check.
 pub const JEST_VERDICT_JS: &str = include_str!("../../dockerfiles/node/jest-verdict.js");
 /// jest's cache directory in a repository image (owned by the test user).
 pub const JEST_CACHE: &str = "/var/cache/swe-forge/jest";
+/// Debian's node packages (node finds them without `node_modules`; jest's resolver through
+/// `/node_modules` in the images, `NODE_PATH` on the host).
+pub const DEBIAN_NODE: &str = "/usr/share/nodejs";
 /// Where a repository image keeps what `npm install` fetched (on NODE_PATH).
 pub const NODE_INSTALL_DIR: &str = "/opt/swe-forge/node";
 
@@ -157,7 +160,9 @@ pub fn local_recipe(repo: &Repo) -> LocalRecipe {
             }],
         }),
         path_prefix: Vec::new(),
-        vars: Vec::new(),
+        // jest's resolver (presets, transforms such as ts-jest) does not search node's
+        // global directories; NODE_PATH it does.
+        vars: vec![("NODE_PATH".into(), DEBIAN_NODE.into())],
     }
 }
 
@@ -250,7 +255,9 @@ impl Toolchain for JavascriptJest {
     fn task_layer(&self) -> TaskLayer {
         TaskLayer {
             copy_paths: vec![NODE_INSTALL_DIR.to_string()],
-            prepare: format!("install -d -o {TEST_UID} -g {TEST_UID} {JEST_CACHE}"),
+            prepare: format!(
+                "install -d -o {TEST_UID} -g {TEST_UID} {JEST_CACHE} && ln -sfn {DEBIAN_NODE} /node_modules"
+            ),
         }
     }
 

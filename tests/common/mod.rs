@@ -37,6 +37,8 @@ pub fn fixture_manifest(dir: &Path, name: &str) -> PathBuf {
                 "java"
             } else if name.starts_with("js_") {
                 "javascript"
+            } else if name.starts_with("ts_") {
+                "typescript"
             } else {
                 "python"
             }
@@ -182,6 +184,9 @@ fn run_fixture_with(
         } else {
             &["--no-synthesis"][..]
         })
+        // Nor task images (tests/harnesses.rs and tests/audit.rs test them): in Docker each
+        // accepted task would cost a layer commit.
+        .arg("--no-task-images")
         .args(extra)
         .output()
         .unwrap();
