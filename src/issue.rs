@@ -102,7 +102,7 @@ fn compared_values(observed: &str) -> Option<(Option<String>, String, String)> {
 
 /// What a failing jest matcher compared: its `Expected: 4` and `Received: 5` lines, and the
 /// call inside `expect(…)` on the source line the jest runner quotes
-/// (`> expect(twice(2)).toBe(4);`, [`crate::runner::jest::SOURCE_LINE_PREFIX`]).
+/// (`> expect(twice(2)).toBe(4);`, [`crate::runner::SOURCE_LINE_PREFIX`]).
 fn jest_compared(observed: &str) -> Option<(Option<String>, String, String)> {
     let field = |name: &str| {
         observed
@@ -117,7 +117,7 @@ fn jest_compared(observed: &str) -> Option<(Option<String>, String, String)> {
     }
     let call = observed
         .lines()
-        .find_map(|l| l.strip_prefix(crate::runner::jest::SOURCE_LINE_PREFIX))
+        .find_map(|l| l.strip_prefix(crate::runner::SOURCE_LINE_PREFIX))
         .and_then(expect_argument)
         .filter(|c| c.contains('(') && c.len() <= 80);
     Some((call, received.to_string(), expected.to_string()))
@@ -128,7 +128,7 @@ fn jest_compared(observed: &str) -> Option<(Option<String>, String, String)> {
 fn source_call(observed: &str) -> Option<String> {
     observed
         .lines()
-        .find_map(|l| l.strip_prefix(crate::runner::jest::SOURCE_LINE_PREFIX))
+        .find_map(|l| l.strip_prefix(crate::runner::SOURCE_LINE_PREFIX))
         .and_then(expect_argument)
         .map(|a| {
             let body = a.strip_prefix("() =>").unwrap_or(&a).trim();
@@ -204,10 +204,24 @@ fn jest_throw_title(public: &str, observed: &str) -> Option<String> {
     Some(format!("{subject} throws {received} instead of {expected}"))
 }
 
-/// The argument of the first `expect(…)` on a line of JavaScript (parentheses balanced,
-/// strings skipped).
+/// The (first) argument of the first `expect(…)` or `assert.…(…)` on a line of JavaScript
+/// (parentheses balanced, strings skipped).
 fn expect_argument(line: &str) -> Option<String> {
-    let start = line.find("expect(")? + "expect(".len();
+    // jest's and chai's `expect(x)`, node's `assert.strictEqual(x, y)` and kin: the first
+    // argument.
+    const OPENERS: [&str; 7] = [
+        "expect(",
+        "assert.strictEqual(",
+        "assert.deepStrictEqual(",
+        "assert.equal(",
+        "assert.deepEqual(",
+        "assert.throws(",
+        "assert.ok(",
+    ];
+    let start = OPENERS
+        .iter()
+        .filter_map(|o| line.find(o).map(|i| i + o.len()))
+        .min()?;
     let mut depth = 0usize;
     let mut quote: Option<char> = None;
     let mut escaped = false;
@@ -226,7 +240,7 @@ fn expect_argument(line: &str) -> Option<String> {
             '\'' | '"' | '`' => quote = Some(c),
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' if depth > 0 => depth -= 1,
-            ')' => {
+            ')' | ',' if depth == 0 => {
                 let arg = line[start..start + i].trim();
                 return (!arg.is_empty()).then(|| arg.to_string());
             }

@@ -6,6 +6,8 @@
 //! - `js_broken_import`: a table filled at load time by `register`: its mutants are screened
 //!   with the whole suite (their lines run outside any test), and the one that makes loading
 //!   throw is a kill (the test file's tests are ERRORs), with the exception in the issue text;
+//! - `js_mocha_units`: mocha with node's `assert`: per-test coverage, and a load that throws
+//!   is a kill in its test file while the other test file still runs;
 //! - `ts_ranges`: TypeScript through ts-jest: tested by the `typescript_jest` toolchain, its
 //!   coverage mapped back to the `.ts` lines, its mutants made into tasks.
 
@@ -111,4 +113,91 @@ fn a_typescript_project_runs_through_ts_jest_with_coverage_on_its_own_lines() {
     for c in clamp {
         assert_eq!(c["covering_tests"], 1, "{c}");
     }
+}
+
+/// Whether mocha is on this host (Debian's `mocha`), else a notice (or a failure under
+/// `SWE_FORGE_REQUIRE_NODE=1`).
+fn mocha_or_skip(test: &str) -> bool {
+    let ok = std::process::Command::new("mocha")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var("SWE_FORGE_REQUIRE_NODE").as_deref() == Ok("1") {
+        panic!("{test}: mocha is not installed and SWE_FORGE_REQUIRE_NODE=1");
+    }
+    if !ok {
+        eprintln!("skipping {test}: mocha is not installed (Debian's `mocha` package)");
+    }
+    ok
+}
+
+#[test]
+fn a_mocha_project_gets_per_test_coverage_and_a_load_that_throws_is_a_kill() {
+    let test = "a_mocha_project_gets_per_test_coverage_and_a_load_that_throws_is_a_kill";
+    if !mocha_or_skip(test) {
+        return;
+    }
+    let (out, dir) = run_fixture("js_mocha_units", &["--max-candidates", "30"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let cands = candidate_lines(dir.path());
+    // Per-test coverage: `fixed` and `withUnit` are screened by format's tests only.
+    let format: Vec<&serde_json::Value> = cands
+        .iter()
+        .filter(|c| c["file"] == "lib/format.js")
+        .collect();
+    assert!(!format.is_empty(), "{cands:?}");
+    for c in &format {
+        let n = c["covering_tests"].as_u64().unwrap();
+        assert!((1..=3).contains(&n), "{c}");
+    }
+    // `define` runs while the module loads: screened by all six tests.
+    let define: Vec<&serde_json::Value> =
+        cands.iter().filter(|c| c["function"] == "define").collect();
+    assert!(!define.is_empty(), "{cands:?}");
+    for c in &define {
+        assert_eq!(c["covering_tests"], 6, "{c}");
+    }
+    // The guard negated: the first `define` throws while mocha loads the test file; that
+    // file's three tests are ERRORs, format's three still pass.
+    let broken = define
+        .iter()
+        .find(|c| c["mutator"] == "js-negate-condition")
+        .unwrap_or_else(|| panic!("no negated guard in define: {define:?}"));
+    assert_eq!(broken["status"], "accepted", "{broken}");
+    assert_eq!(broken["fail_to_pass"], 3, "{broken}");
+    let tasks = jsonl(&dir.path().join("out/tasks.jsonl"));
+    let task = tasks
+        .iter()
+        .find(|t| t["metadata"]["candidate_id"] == broken["id"])
+        .unwrap();
+    assert_eq!(
+        task["metadata"]["environment"]["toolchain"],
+        "javascript_mocha"
+    );
+    for id in task["FAIL_TO_PASS"].as_array().unwrap() {
+        assert!(
+            id.as_str()
+                .unwrap()
+                .starts_with("test/units.test.js::convert "),
+            "{id}"
+        );
+    }
+    let p2p: Vec<&str> = task["PASS_TO_PASS"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(p2p.len(), 3, "{p2p:?}");
+    assert!(p2p
+        .iter()
+        .all(|i| i.starts_with("test/format.test.js::format ")));
+    assert!(
+        task["problem_statement"]
+            .as_str()
+            .unwrap()
+            .contains("bad factor for mm"),
+        "{}",
+        task["problem_statement"]
+    );
 }

@@ -446,6 +446,10 @@ fn jest_matcher_failures_name_the_call_and_the_values() {
         Some("a")
     );
     assert_eq!(super::expect_argument("no expectation here"), None);
+    assert_eq!(
+        super::expect_argument("assert.strictEqual(clamp(3, 0, 5), 4);").as_deref(),
+        Some("clamp(3, 0, 5)")
+    );
     // Without the source line, the values still come through.
     let bare = "Expected: \"b\"\nReceived: \"a\"";
     assert_eq!(

@@ -14,24 +14,25 @@
 //! counters; the lines of the statements whose counts grew are the test's. What runs while a
 //! test file loads its modules is recorded as run outside tests.
 
+use super::node::{
+    self, first_part, regex_escape, relative, strip_ansi, without_foreign_frames, COVERAGE_CORE_JS,
+};
 use super::{wrap, RunBudget, RunnerError, TestRunner};
 use crate::coverage::CoverageMap;
-use crate::run::{Run, RunEnd, TestResult, TestStatus};
-use crate::sandbox::{shell_quote, ExecOutput, Worker};
+use crate::run::{Run, TestResult, TestStatus};
+use crate::sandbox::{shell_quote, Worker};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 /// The per-test coverage setup file.
 pub const COVERAGE_SETUP_JS: &str = include_str!("jest_coverage.js");
+
 /// The configuration wrapper of the coverage run.
 pub const COVERAGE_CONFIG_JS: &str = include_str!("jest_config.js");
-/// The source line each failed test failed at, read after a run with failures.
-pub const SOURCES_JS: &str = include_str!("jest_sources.js");
 
 const REPORT: &str = "jest-report.json";
 const SOURCES: &str = "jest-sources.json";
-/// Where a failure message quotes the source line its test failed at (`> expect(f(2)).toBe(4);`).
-pub const SOURCE_LINE_PREFIX: &str = "> ";
+
 const COVERAGE_LINES: &str = "jest-coverage.jsonl";
 /// The longest `-t` pattern passed; a longer selection runs its files whole (the results of
 /// the tests not asked for are then left out of the run).
@@ -65,18 +66,6 @@ impl Default for Jest {
 /// The test file of a jest id (`test/a.test.js::adds two` → `test/a.test.js`).
 pub fn test_file(id: &str) -> Option<&str> {
     id.split_once("::").map(|(f, _)| f)
-}
-
-/// A JavaScript regular expression that matches `text` literally.
-fn regex_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if "\\^$.|?*+()[]{}".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 impl Jest {
@@ -155,150 +144,44 @@ impl Jest {
 
     /// jest, then (only when the report has a failure) the failed tests' source lines.
     fn script(&self, scratch: &str, tests: Option<&[String]>) -> String {
-        let report = shell_quote(&format!("{scratch}/{REPORT}"));
-        let sources_js = shell_quote(&format!("{scratch}/jest-sources.js"));
-        format!(
-            "rm -f {report}\n{}\nstatus=$?\n\
-             if grep -q '\"status\":\"failed\"' {report} 2>/dev/null; then\n{}\
-             node {sources_js} {report} > {} 2>/dev/null\nfi\n(exit $status)",
-            self.command_line(scratch, tests, false),
-            super::maven::heredoc(&sources_js, SOURCES_JS),
-            shell_quote(&format!("{scratch}/{SOURCES}")),
+        node::run_script(
+            &self.command_line(scratch, tests, false),
+            scratch,
+            REPORT,
+            SOURCES,
         )
+    }
+
+    fn reading(&self) -> node::Reading<'_> {
+        node::Reading {
+            report: REPORT,
+            sources: SOURCES,
+            parse: parse_report,
+            exit: |code| match code {
+                0 => Some(false),
+                1 => Some(true),
+                _ => None,
+            },
+            log_dir: self.log_dir.as_deref(),
+        }
     }
 
     fn coverage_script(&self, scratch: &str) -> String {
         let setup = format!("{scratch}/jest-coverage-setup.js");
         let config = format!("{scratch}/jest-config.js");
+        let core = format!("{scratch}/coverage-core.js");
         let lines = format!("{scratch}/{COVERAGE_LINES}");
         format!(
-            "{}{}rm -f {lines_q}\nexport SWE_FORGE_JEST_SETUP={setup_q} SWE_FORGE_JEST_COVERAGE={lines_q}\n{}",
+            "{}{}{}rm -f {lines_q}\nexport SWE_FORGE_JEST_SETUP={setup_q} SWE_FORGE_JEST_COVERAGE={lines_q} SWE_FORGE_COVERAGE_CORE={core_q}\n{}",
             super::maven::heredoc(&shell_quote(&setup), COVERAGE_SETUP_JS),
             super::maven::heredoc(&shell_quote(&config), COVERAGE_CONFIG_JS),
+            super::maven::heredoc(&shell_quote(&core), COVERAGE_CORE_JS),
             self.command_line(scratch, None, true),
             setup_q = shell_quote(&setup),
             lines_q = shell_quote(&lines),
+            core_q = shell_quote(&core),
         )
     }
-
-    fn finish(
-        &self,
-        worker: &mut dyn Worker,
-        label: &str,
-        tests: Option<&[String]>,
-        budget: RunBudget,
-        mut out: ExecOutput,
-    ) -> Result<Run, RunnerError> {
-        let super::Ending {
-            cpu_s,
-            log,
-            log_digest,
-            log_path,
-            cpu_anomaly: mut anomaly,
-        } = super::ending(worker, &mut out, budget, self.log_dir.as_deref())?;
-        let root = worker.root().to_string();
-        let sources: BTreeMap<String, String> = worker
-            .read_scratch(SOURCES)?
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
-        let (mut results, collection_errors) = match worker.read_scratch(REPORT)? {
-            Some(bytes) => match parse_report(&String::from_utf8_lossy(&bytes), &root) {
-                Ok(parsed) => parsed,
-                Err(e) => {
-                    anomaly.get_or_insert(format!("unreadable report: {e}"));
-                    Default::default()
-                }
-            },
-            None => {
-                if out.end == RunEnd::Exited {
-                    anomaly.get_or_insert(format!(
-                        "no report written (exit {}): {}",
-                        out.exit_code.unwrap_or(-1),
-                        tail(&log)
-                    ));
-                }
-                Default::default()
-            }
-        };
-        for (id, line) in &sources {
-            if let Some(m) = results.get_mut(id).and_then(|r| r.message.as_mut()) {
-                m.push_str(&format!("\n{SOURCE_LINE_PREFIX}{line}"));
-            }
-        }
-        if let Some(requested) = tests {
-            let wanted: BTreeSet<&str> = requested.iter().map(String::as_str).collect();
-            // A name pattern is case-insensitive and files may share names: keep what was
-            // asked for.
-            results.retain(|id, _| wanted.contains(id.as_str()));
-            for id in requested {
-                let result = match crate::run::collection_error_of(&collection_errors, id) {
-                    Some(error) => TestResult {
-                        status: TestStatus::Error,
-                        duration_s: 0.0,
-                        message: Some(format!("collection error: {error}")),
-                    },
-                    None => TestResult {
-                        status: TestStatus::Missing,
-                        duration_s: 0.0,
-                        message: None,
-                    },
-                };
-                results.entry(id.clone()).or_insert(result);
-            }
-        }
-        if anomaly.is_none() && out.end == RunEnd::Exited {
-            let failures =
-                !collection_errors.is_empty() || results.values().any(|r| r.status.is_failure());
-            let ran = results
-                .values()
-                .any(|r| !matches!(r.status, TestStatus::Missing | TestStatus::Skipped));
-            anomaly = match out.exit_code {
-                Some(0) if failures => Some("exit 0 but the report has failures".to_string()),
-                Some(0) if !ran && tests.is_none() => Some("no tests were run".to_string()),
-                Some(1) if !failures => Some(format!(
-                    "exit 1 but the report has no failure: {}",
-                    tail(&log)
-                )),
-                Some(0) | Some(1) => None,
-                Some(code) => Some(format!("unexpected exit code {code}: {}", tail(&log))),
-                None => None,
-            };
-        }
-        let mut run = Run {
-            label: label.to_string(),
-            requested: tests.map(|t| t.to_vec()),
-            end: out.end,
-            exit_code: out.exit_code,
-            signal: out.signal,
-            results,
-            duration_s: out.duration.as_secs_f64(),
-            cpu_s,
-            log_digest,
-            log_path,
-            anomaly,
-            oom_kills: out.oom_kills,
-            collection_errors,
-            nondeterministic: Default::default(),
-        };
-        run.relativize(&root);
-        Ok(run)
-    }
-}
-
-/// The last non-empty lines of a log, for an anomaly.
-fn tail(log: &[u8]) -> String {
-    let text = String::from_utf8_lossy(log);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(5)..].join(" | ")
-}
-
-/// `path` relative to `root` (`/testbed/test/a.test.js` → `test/a.test.js`).
-fn relative(path: &str, root: &str) -> String {
-    let root = root.trim_end_matches('/');
-    path.strip_prefix(root)
-        .map(|p| p.trim_start_matches('/'))
-        .unwrap_or(path)
-        .to_string()
 }
 
 /// Per-test results and collection errors (test file → message) from jest's JSON report.
@@ -368,19 +251,6 @@ pub fn parse_report(
     Ok((results, errors))
 }
 
-/// A failure message without the stack frames outside the repository (jest's own, node's).
-fn without_foreign_frames(message: &str, root: &str) -> String {
-    let root = root.trim_end_matches('/');
-    message
-        .lines()
-        .filter(|l| {
-            let t = l.trim_start();
-            !t.starts_with("at ") || (!root.is_empty() && t.contains(root))
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// The part of jest's "Test suite failed to run" message that says why.
 fn suite_error(message: &str) -> String {
     let text = strip_ansi(message);
@@ -397,60 +267,6 @@ fn suite_error(message: &str) -> String {
     }
 }
 
-/// The first 2,000 characters of a failure message.
-fn first_part(text: &str) -> String {
-    let trimmed = text.trim();
-    match trimmed.char_indices().nth(2000) {
-        Some((i, _)) => trimmed[..i].to_string(),
-        None => trimmed.to_string(),
-    }
-}
-
-fn strip_ansi(text: &str) -> String {
-    super::surefire::strip_ansi(text)
-}
-
-/// Parse the coverage setup file's lines into a coverage map (ids as in the report).
-pub fn coverage_from_lines(text: &str) -> Result<CoverageMap, String> {
-    let mut triples = Vec::new();
-    let mut outside: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
-    let mut files = 0;
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let doc: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| format!("coverage line: {e}"))?;
-        files += 1;
-        let file = doc["file"]
-            .as_str()
-            .ok_or("a coverage line without `file`")?;
-        let lines_of = |v: &serde_json::Value| -> Vec<(String, u32)> {
-            let mut out = Vec::new();
-            for (src, lines) in v.as_object().into_iter().flatten() {
-                for l in lines.as_array().into_iter().flatten() {
-                    if let Some(l) = l.as_u64().and_then(|l| u32::try_from(l).ok()) {
-                        out.push((src.clone(), l));
-                    }
-                }
-            }
-            out
-        };
-        for (name, sources) in doc["tests"].as_object().into_iter().flatten() {
-            let id = format!("{file}::{name}");
-            for (src, l) in lines_of(sources) {
-                triples.push((src, l, id.clone()));
-            }
-        }
-        for (src, l) in lines_of(&doc["outside"]) {
-            outside.entry(src).or_default().insert(l);
-        }
-    }
-    if files == 0 {
-        return Err("the coverage setup file wrote nothing".to_string());
-    }
-    let mut map = CoverageMap::from_triples(triples);
-    map.outside_tests = outside;
-    Ok(map)
-}
-
 impl TestRunner for Jest {
     fn run(
         &self,
@@ -462,27 +278,11 @@ impl TestRunner for Jest {
         worker.clear_scratch()?;
         let scratch = worker.scratch().to_string();
         if tests.is_some_and(|t| t.is_empty()) {
-            // Nothing asked for: jest given no file would run the whole suite.
-            return Ok(Run {
-                label: label.to_string(),
-                requested: Some(Vec::new()),
-                end: RunEnd::Exited,
-                exit_code: Some(0),
-                signal: None,
-                results: BTreeMap::new(),
-                duration_s: 0.0,
-                cpu_s: None,
-                log_digest: blake3::hash(b"").to_hex().to_string(),
-                log_path: None,
-                anomaly: None,
-                oom_kills: 0,
-                collection_errors: BTreeMap::new(),
-                nondeterministic: BTreeMap::new(),
-            });
+            return Ok(node::empty_run(label));
         }
         let script = wrap(&scratch, &self.script(&scratch, tests), budget);
         let out = worker.exec(&script, budget.wall)?;
-        self.finish(worker, label, tests, budget, out)
+        node::finish(&self.reading(), worker, label, tests, budget, out)
     }
 
     fn run_with_coverage(
@@ -495,17 +295,8 @@ impl TestRunner for Jest {
         let script = wrap(&scratch, &self.coverage_script(&scratch), budget);
         let out = worker.exec(&script, budget.wall)?;
         let lines = worker.read_scratch(COVERAGE_LINES)?;
-        let run = self.finish(worker, "coverage", None, budget, out)?;
-        let map = match lines {
-            Some(bytes) => coverage_from_lines(&String::from_utf8_lossy(&bytes)),
-            None => Err("the coverage setup file wrote nothing".to_string()),
-        }
-        .map_err(|e| {
-            RunnerError::Coverage(format!(
-                "{e} ({})",
-                run.anomaly.clone().unwrap_or_else(|| run.summary())
-            ))
-        })?;
+        let run = node::finish(&self.reading(), worker, "coverage", None, budget, out)?;
+        let map = node::coverage_map(lines, &run)?;
         Ok((run, map))
     }
 }
@@ -513,6 +304,7 @@ impl TestRunner for Jest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::node::coverage_from_lines;
 
     const REPORT_JSON: &str = r#"{
       "numTotalTests": 4, "success": false,

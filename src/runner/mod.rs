@@ -4,6 +4,8 @@
 pub mod jest;
 pub mod junit_xml;
 pub mod maven;
+pub mod mocha;
+pub mod node;
 pub mod pytest;
 pub mod resident;
 pub mod surefire;
@@ -122,6 +124,10 @@ pub(crate) fn ending(
         cpu_anomaly,
     })
 }
+
+/// Where a failure message quotes the source line its test failed at, when the runner can
+/// read it (`> expect(f(2)).toBe(4);`): the issue text takes the call from it.
+pub const SOURCE_LINE_PREFIX: &str = "> ";
 
 /// A framework adapter.
 pub trait TestRunner: Send + Sync {

@@ -6,6 +6,7 @@
 pub mod java;
 pub mod java_maven;
 pub mod javascript_jest;
+pub mod javascript_mocha;
 pub mod node;
 pub mod python;
 pub mod python_pytest;
@@ -34,16 +35,19 @@ pub enum ToolchainId {
     JavaMaven,
     /// JavaScript tested with jest.
     JavascriptJest,
+    /// JavaScript tested with mocha.
+    JavascriptMocha,
     /// TypeScript tested with jest (ts-jest, or the project's own transform).
     TypescriptJest,
 }
 
 impl ToolchainId {
     /// Every toolchain, in registry order.
-    pub const ALL: [ToolchainId; 4] = [
+    pub const ALL: [ToolchainId; 5] = [
         ToolchainId::PythonPytest,
         ToolchainId::JavaMaven,
         ToolchainId::JavascriptJest,
+        ToolchainId::JavascriptMocha,
         ToolchainId::TypescriptJest,
     ];
 
@@ -53,6 +57,7 @@ impl ToolchainId {
             ToolchainId::PythonPytest => "python_pytest",
             ToolchainId::JavaMaven => "java_maven",
             ToolchainId::JavascriptJest => "javascript_jest",
+            ToolchainId::JavascriptMocha => "javascript_mocha",
             ToolchainId::TypescriptJest => "typescript_jest",
         }
     }
@@ -63,6 +68,7 @@ impl ToolchainId {
             ToolchainId::PythonPytest => &python_pytest::PythonPytest,
             ToolchainId::JavaMaven => &java_maven::JavaMaven,
             ToolchainId::JavascriptJest => &javascript_jest::JavascriptJest::JAVASCRIPT,
+            ToolchainId::JavascriptMocha => &javascript_mocha::JavascriptMocha,
             ToolchainId::TypescriptJest => &javascript_jest::JavascriptJest::TYPESCRIPT,
         }
     }

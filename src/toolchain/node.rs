@@ -1,11 +1,224 @@
-//! JavaScript and TypeScript projects' profile (what their toolchains share): the code the
-//! package ships (not `node_modules/`, build outputs, docs, examples, scripts or tool
-//! configuration), its `package.json` (the build system) and the test framework it names.
+//! What JavaScript's and TypeScript's toolchains (jest, mocha) share: the profile (the code the
+//! package ships, not `node_modules/`, build outputs, docs, examples, scripts or tool
+//! configuration; its `package.json`, the build system; the test framework it names) and the
+//! environments: the node base image (Debian's node, jest, ts-jest, mocha and TypeScript:
+//! offline, no npm registry needed), the repository image (`dockerfiles/node.Dockerfile`: the
+//! project's dependencies checked against Debian's node packages, npm where the network
+//! answers, else the seed is rejected naming what is missing), the task image's layer, the
+//! host's node for the local sandbox, the harness verdict on a JSON report, and screening
+//! without coverage by the test files named after the module.
 
+use super::HarnessRun;
 use crate::lang::Language;
-use crate::repo::{Profile, Profiler};
+use crate::repo::{Profile, Profiler, Repo};
+use crate::sandbox::image::TEST_UID;
+use crate::sandbox::recipe::{
+    BaseRecipe, ContextFile, EnvDir, HashPart, ImageRecipe, LocalRecipe, Requirement, SetupStep,
+    TaskLayer, Variant, VersionProbe,
+};
+use crate::sandbox::shell_quote;
 use crate::seed::Seed;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+/// What every node container needs besides node: python3 runs the agent, git the resets.
+pub const NODE_SYSTEM_PACKAGES: &[&str] =
+    &["python3", "git", "ca-certificates", "coreutils", "procps"];
+/// Node, the test frameworks Debian packages (offline: no npm registry is needed for them),
+/// TypeScript's compiler and ts-jest. npm (with its 11,000 files) is not in it: a repository
+/// image whose project needs packages Debian lacks installs it with apt, where the network
+/// answers, and then the packages with it.
+pub const NODE_TOOLCHAIN_PACKAGES: &[&str] =
+    &["nodejs", "jest", "ts-jest", "mocha", "node-typescript"];
+
+/// The node base image.
+pub const BASE: BaseRecipe = BaseRecipe {
+    name: "node",
+    packages: NODE_SYSTEM_PACKAGES,
+    later_packages: NODE_TOOLCHAIN_PACKAGES,
+    version_label: "node",
+    version_probe: VersionProbe::DpkgPackage("nodejs"),
+};
+
+/// The per-repository template.
+pub const NODE_TEMPLATE: &str = include_str!("../../dockerfiles/node.Dockerfile");
+/// Lists the dependencies of package.json that cannot be loaded (exit 3 when any).
+pub const DEPS_CHECK_JS: &str = include_str!("../../dockerfiles/node/deps-check.js");
+/// A harness's verdict on a jest or mocha JSON report: prints `[PASSED] <id>` / `[FAILED] <id>`
+/// lines (SWE-bench's `parse_log_jest_json`) and exits 0 only when every graded test passed.
+pub const VERDICT_JS: &str = include_str!("../../dockerfiles/node/verdict.js");
+/// jest's cache directory in a repository image (owned by the test user).
+pub const JEST_CACHE: &str = "/var/cache/swe-forge/jest";
+/// Debian's node packages (node finds them without `node_modules`; jest's resolver through
+/// `/node_modules` in the images, `NODE_PATH` on the host).
+pub const DEBIAN_NODE: &str = "/usr/share/nodejs";
+/// Where a repository image keeps what `npm install` fetched (on NODE_PATH).
+pub const NODE_INSTALL_DIR: &str = "/opt/swe-forge/node";
+
+/// `lib/seats.js` → `seats`; `src/Seat-Map.test.ts` → `seat-map.test`.
+pub(crate) fn stem(path: &str) -> String {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = match file.rsplit_once('.') {
+        Some((s, _)) => s,
+        None => file,
+    };
+    stem.to_ascii_lowercase()
+}
+
+/// The repository image: the checkout, its dependencies met from Debian's node packages or
+/// installed with npm where a registry answers.
+pub fn image_recipe(repo: &Repo) -> ImageRecipe {
+    ImageRecipe {
+        base: BASE,
+        template_name: "dockerfiles/node.Dockerfile",
+        template: NODE_TEMPLATE,
+        values: BTreeMap::from([
+            ("seed".to_string(), repo.name.clone().into()),
+            ("jest_cache".to_string(), JEST_CACHE.into()),
+        ]),
+        files: vec![ContextFile::text("node/deps-check.js", DEPS_CHECK_JS)],
+        hash: vec![
+            HashPart::Text(NODE_TEMPLATE.to_string()),
+            HashPart::Text(DEPS_CHECK_JS.to_string()),
+            HashPart::BaseId,
+            HashPart::Commit,
+        ],
+        labels: BTreeMap::from([("swe-forge.build-system".to_string(), "npm".to_string())]),
+        variant_label: None,
+        variants: vec![Variant {
+            name: "debian".into(),
+            description: String::new(),
+            values: BTreeMap::new(),
+            host_dir: None,
+        }],
+        description: "Debian's node packages, npm where a registry answers".into(),
+    }
+}
+
+/// The local sandbox: the host's node and `framework` (`jest`, `mocha`), and the project's
+/// dependencies among the host's node packages (checked once per commit, in a copy of the
+/// checkout).
+pub fn local_recipe(repo: &Repo, framework: &str) -> LocalRecipe {
+    let hint = format!(
+        "JavaScript needs node and {framework} on this host for the local sandbox (Debian's \
+         `nodejs` and `{framework}` packages), or use --sandbox docker"
+    );
+    LocalRecipe {
+        requires: vec![
+            Requirement {
+                argv: vec!["node".into(), "--version".into()],
+                hint: hint.clone(),
+            },
+            Requirement {
+                argv: vec![framework.into(), "--version".into()],
+                hint,
+            },
+        ],
+        env_dir: Some(EnvDir {
+            key: vec![repo.commit.clone(), DEPS_CHECK_JS.to_string()],
+            key_commands: vec![vec!["node".into(), "--version".into()]],
+            steps: vec![SetupStep {
+                what: "checking that the project's dependencies load from this host's node \
+                       packages"
+                    .into(),
+                argv: vec!["node".into(), "-e".into(), DEPS_CHECK_JS.into()],
+                env: Vec::new(),
+                in_copy: true,
+            }],
+        }),
+        path_prefix: Vec::new(),
+        // jest's resolver (presets, transforms such as ts-jest) does not search node's
+        // global directories; NODE_PATH it does.
+        vars: vec![("NODE_PATH".into(), DEBIAN_NODE.into())],
+    }
+}
+
+/// Whether a node toolchain for `framework` tests the project, else why not.
+pub fn accepts(profile: &Profile, framework: &str) -> Result<(), super::Unsupported> {
+    if profile.build_system != "npm" {
+        return Err(super::Unsupported(format!(
+            "swe-forge tests {} projects that have a package.json, and this one has none",
+            profile.language.name()
+        )));
+    }
+    match profile.test_framework.as_str() {
+        f if f == framework => Ok(()),
+        "" => Err(super::Unsupported(
+            "no test framework found in package.json (its `test` script or its \
+             devDependencies): swe-forge tests JavaScript with jest or mocha"
+                .to_string(),
+        )),
+        other => Err(super::Unsupported(format!(
+            "the {framework} toolchain does not test this project: its test framework is \
+             `{other}`"
+        ))),
+    }
+}
+
+/// What a task image takes from a node repository image: the npm install directory, jest's
+/// cache directory and the link to Debian's packages.
+pub fn task_layer() -> TaskLayer {
+    TaskLayer {
+        copy_paths: vec![NODE_INSTALL_DIR.to_string()],
+        prepare: format!(
+            "install -d -o {TEST_UID} -g {TEST_UID} {JEST_CACHE} && ln -sfn {DEBIAN_NODE} /node_modules"
+        ),
+    }
+}
+
+/// Without coverage, the tests of the test files named after the module (`test/seats.test.js`
+/// and `__tests__/seats.spec.ts` for `lib/seats.js`); ids are `<test file>::<name>`.
+pub fn module_tests(file: &str, stable: &BTreeSet<String>) -> Option<Vec<String>> {
+    let module = stem(file);
+    let same: Vec<String> = stable
+        .iter()
+        .filter(|id| {
+            id.split_once("::").is_some_and(|(f, _)| {
+                let s = stem(f);
+                s == module
+                    || s.strip_suffix(".test")
+                        .or_else(|| s.strip_suffix(".spec"))
+                        .is_some_and(|s| s == module)
+            })
+        })
+        .cloned()
+        .collect();
+    (!same.is_empty()).then_some(same)
+}
+
+/// `parse_log_jest_json` reads the rest of a `[PASSED] ` line: spaces are fine; a line break or
+/// another control character is not, nor an id without its file.
+pub fn harness_readable(id: &str) -> bool {
+    id.split_once("::").is_some_and(|(f, _)| !f.is_empty())
+        && !id.chars().any(|c| c.is_control())
+        && id.trim() == id
+}
+
+/// A harness's run of a JSON-reporting framework: `run` (given the report's path; it writes it
+/// and sends its own output to stderr), then `dockerfiles/node/verdict.js` on the report.
+pub fn harness_run(run: impl Fn(&str) -> String, graded: &[String], log_dir: &str) -> HarnessRun {
+    let verdict = format!("{log_dir}/verdict.js");
+    let report = format!("{log_dir}/report.json");
+    HarnessRun {
+        setup: format!(
+            "mkdir -p {}\n{}",
+            shell_quote(log_dir),
+            crate::runner::maven::heredoc(&shell_quote(&verdict), VERDICT_JS)
+        ),
+        command: format!(
+            "{} >&2; node {} {} {}",
+            run(&report),
+            shell_quote(&verdict),
+            shell_quote(&report),
+            graded
+                .iter()
+                .map(|t| shell_quote(t))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        log_parser: "parse_log_jest_json",
+    }
+}
 
 /// JavaScript's and TypeScript's profiler.
 pub struct NodeProfiler;

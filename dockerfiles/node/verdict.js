@@ -1,4 +1,5 @@
-// swe-forge: a harness's verdict on a jest run. Reads jest's JSON report (argv[2]) and prints,
+// swe-forge: a harness's verdict on a jest or mocha run. Reads the framework's JSON report
+// (argv[2]: jest's `--json`, or mocha's `json` reporter) and prints,
 // for every test it holds, `[PASSED] <id>` or `[FAILED] <id>` (ids as swe-forge's records write
 // them: `<test file>::<full name>`; SWE-bench's parse_log_jest_json reads these lines), and a
 // test file jest could not run as `[FAILED] <file>::<its graded test>` for each graded test of
@@ -17,19 +18,30 @@ try {
 }
 const root = process.cwd();
 const status = new Map();
+const rel = (file) => path.relative(root, path.resolve(root, file || '')).split(path.sep).join('/');
+// mocha: `tests` (every test), with `failures` and `pending` among them.
+if (Array.isArray(report.tests)) {
+  const key = (t) => `${rel(t.file)}::${t.fullTitle}`;
+  const failed = new Set((report.failures || []).map(key));
+  const pending = new Set((report.pending || []).map(key));
+  for (const t of report.tests) {
+    const id = key(t);
+    if (!pending.has(id)) status.set(id, failed.has(id) ? 'FAILED' : 'PASSED');
+  }
+}
 for (const file of report.testResults || []) {
-  const rel = path.relative(root, file.name).split(path.sep).join('/');
+  const f = rel(file.name);
   const cases = file.assertionResults || [];
   if (file.status === 'failed' && cases.length === 0) {
     for (const id of graded) {
-      if (id.startsWith(rel + '::')) status.set(id, 'FAILED');
+      if (id.startsWith(f + '::')) status.set(id, 'FAILED');
     }
     continue;
   }
   for (const c of cases) {
     const name = c.fullName || [...(c.ancestorTitles || []), c.title].join(' ');
-    if (c.status === 'passed') status.set(`${rel}::${name}`, 'PASSED');
-    else if (c.status === 'failed') status.set(`${rel}::${name}`, 'FAILED');
+    if (c.status === 'passed') status.set(`${f}::${name}`, 'PASSED');
+    else if (c.status === 'failed') status.set(`${f}::${name}`, 'FAILED');
   }
 }
 for (const [id, s] of status) console.log(`[${s}] ${id}`);
