@@ -271,20 +271,30 @@ fn verify_inner(
     let budget = baseline.budget();
     let covering = covering_tests(toolchain, baseline, cand);
     out.covering = covering.clone();
-    if covering.is_empty() {
+    // Coverage is collected in the test process: code a test runs in another process (a
+    // command line started with `python -m`, a subprocess, a worker pool) is covered by no
+    // test, yet the test may well kill its mutants. A candidate no test covers is therefore
+    // screened with the whole suite; one the whole suite does not kill stays `not-covered`.
+    let uncovered = covering.is_empty();
+    let screened: Vec<String> = if uncovered {
+        baseline.stable_pass.iter().cloned().collect()
+    } else {
+        covering.clone()
+    };
+    if screened.is_empty() {
         return Ok(Verdict::rejected(
             Reason::NotCovered,
             "no stable test executes the mutated lines",
         ));
     }
 
-    // Screening: only the covering tests, once.
+    // Screening: only the covering tests (every stable test when none covers), once.
     worker.reset()?;
     worker.apply_patch(&cand.bug_patch)?;
     let screen = runner.run(
         worker,
         &Check::Screen.run(0).label(),
-        Some(&covering),
+        Some(&screened),
         budget,
     )?;
     let screen_failures: BTreeSet<String> = screen.failures().into_iter().collect();
@@ -299,6 +309,16 @@ fn verify_inner(
             return Ok(Verdict::rejected(
                 Reason::Crash,
                 format!("{} covering tests absent from the report", missing.len()),
+            ));
+        }
+        if uncovered {
+            return Ok(Verdict::rejected(
+                Reason::NotCovered,
+                format!(
+                    "no stable test executes the mutated lines in the test process, and all \
+                     {} stable tests pass with the bug",
+                    screened.len()
+                ),
             ));
         }
         return Ok(Verdict::rejected(
