@@ -1,8 +1,9 @@
 //! JavaScript projects as they come, through the real binary (jest on the host, the local
 //! sandbox; the Docker path of the same checks runs in `tests/harnesses.rs` on jsshelf):
 //!
-//! - `js_missing_deps`: a devDependency that Debian's node packages lack and no registry has:
-//!   the seed is not run, and the message names the package;
+//! - `js_missing_deps`: a devDependency the test file loads that Debian's node packages lack and
+//!   no registry has: the seed is not run, and the message names the package (and says that
+//!   the one no test loads is not needed);
 //! - `js_broken_import`: a table filled at load time by `register`: its mutants are screened
 //!   with the whole suite (their lines run outside any test), and the one that makes loading
 //!   throw is a kill (the test file's tests are ERRORs), with the exception in the issue text;
@@ -27,8 +28,13 @@ fn a_dependency_no_one_has_rejects_the_seed_naming_it() {
     assert_ne!(seed["status"], "done", "{seed}");
     let detail = seed["detail"].as_str().unwrap();
     assert!(
-        detail.contains("swe-forge-not-a-debian-package"),
-        "the message names the package: {detail}"
+        detail.contains("not among this machine's node packages: swe-forge-not-a-debian-package"),
+        "the message names the package the tests load: {detail}"
+    );
+    // A devDependency no test loads (a linter) does not stop a seed.
+    assert!(
+        detail.contains("not needed by the tests, and not among this machine's node packages: swe-forge-lint-only-not-a-package"),
+        "{detail}"
     );
     assert!(!detail.contains("\"jest\""), "jest is met: {detail}");
 }

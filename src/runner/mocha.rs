@@ -302,10 +302,9 @@ impl TestRunner for Mocha {
                 .iter()
                 .filter_map(|id| id.split_once("::").map(|(f, _)| f))
                 .collect(),
-            None if !self.tests_per_file.is_empty() => {
-                self.tests_per_file.keys().map(String::as_str).collect()
-            }
-            None => self.test_files.iter().map(String::as_str).collect(),
+            // The files the suite's tests are in (the repository's test files include helpers
+            // and fixtures mocha does not run); unknown before a whole run read them.
+            None => self.tests_per_file.keys().map(String::as_str).collect(),
         };
         let mut run = self.run_once(worker, label, tests, tests.map(|_| &files), budget)?;
         let mut found_more = !run.collection_errors.is_empty();

@@ -234,11 +234,55 @@ impl Profiler for NodeProfiler {
         sources: Vec<String>,
         test_files: Vec<String>,
     ) -> Profile {
-        let source_files = sources
+        let package_json = std::fs::read_to_string(root.join("package.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+        let candidates: Vec<String> = sources
             .into_iter()
             .filter(|f| is_shipped_script(f))
             .collect();
-        node_profile(root, seed.language, source_files, test_files)
+        // npm's own list of what the package ships, where it names some of these sources (a
+        // TypeScript project's `files` usually names its compiled output instead).
+        let listed = package_json
+            .as_ref()
+            .filter(|_| seed.include.is_empty())
+            .and_then(shipped_files);
+        let (source_files, packages, reason) = match listed {
+            Some(shipped) if candidates.iter().any(|f| shipped.contains(f)) => {
+                let kept: Vec<String> = candidates
+                    .into_iter()
+                    .filter(|f| shipped.contains(f))
+                    .collect();
+                let reason = format!(
+                    "what package.json's `files`, `main` and `bin` ship: {}",
+                    shipped.entries.join(", ")
+                );
+                (kept, shipped.entries, reason)
+            }
+            _ if !seed.include.is_empty() => (
+                candidates,
+                Vec::new(),
+                "the seed's `include:` globs".to_string(),
+            ),
+            _ => (
+                candidates,
+                Vec::new(),
+                "every script outside tests, dependencies, build outputs, documentation, \
+                 examples, developer scripts and tool configuration (package.json has no \
+                 `files` naming them)"
+                    .to_string(),
+            ),
+        };
+        tracing::info!(seed = %seed.name, "mutating {reason}");
+        let mut p = node_profile(
+            package_json.as_ref(),
+            seed.language,
+            source_files,
+            test_files,
+        );
+        p.packages = packages;
+        p.packages_reason = reason;
+        p
     }
 
     fn test_file_rule(&self) -> &'static str {
@@ -264,7 +308,94 @@ const NODE_SKIPPED_DIRS: &[&str] = &[
     "benchmarks",
     "bench",
     "fixtures",
+    "__fixtures__",
+    "__mocks__",
+    "__snapshots__",
 ];
+
+/// What a `package.json` says the package ships: its `files` entries (paths, folders and
+/// globs; `!` entries excluded), plus `main` and `bin`, which npm always packs. `None` when it
+/// has no `files`.
+struct Shipped {
+    /// The entries, as written (for the import's message).
+    entries: Vec<String>,
+    include: globset::GlobSet,
+    exclude: globset::GlobSet,
+    always: Vec<String>,
+}
+
+impl Shipped {
+    fn contains(&self, file: &String) -> bool {
+        let file = file.as_str();
+        if self.always.iter().any(|a| a == file) {
+            return true;
+        }
+        // An entry that names a folder ships everything under it.
+        let mut prefixes = vec![file];
+        let mut rest = file;
+        while let Some((dir, _)) = rest.rsplit_once('/') {
+            prefixes.push(dir);
+            rest = dir;
+        }
+        prefixes.iter().any(|p| self.include.is_match(p))
+            && !prefixes.iter().any(|p| self.exclude.is_match(p))
+    }
+}
+
+fn shipped_files(package_json: &serde_json::Value) -> Option<Shipped> {
+    let files = package_json["files"].as_array()?;
+    let clean = |e: &str| {
+        e.trim()
+            .trim_start_matches("./")
+            .trim_start_matches('/')
+            .trim_end_matches('/')
+            .to_string()
+    };
+    let mut include = globset::GlobSetBuilder::new();
+    let mut exclude = globset::GlobSetBuilder::new();
+    let mut entries = Vec::new();
+    for e in files.iter().filter_map(|e| e.as_str()) {
+        entries.push(e.to_string());
+        let (set, pattern) = match e.strip_prefix('!') {
+            Some(neg) => (&mut exclude, clean(neg)),
+            None => (&mut include, clean(e)),
+        };
+        if pattern.is_empty() {
+            continue;
+        }
+        if let Ok(g) = globset::GlobBuilder::new(&pattern)
+            .literal_separator(true)
+            .build()
+        {
+            set.add(g);
+        }
+    }
+    let mut always: Vec<String> = Vec::new();
+    if let Some(main) = package_json["main"].as_str() {
+        let m = clean(main);
+        if m.ends_with(".js") || m.ends_with(".cjs") || m.ends_with(".mjs") {
+            always.push(m);
+        } else {
+            always.push(format!("{m}.js"));
+            always.push(format!("{m}/index.js"));
+        }
+    } else {
+        always.push("index.js".to_string());
+    }
+    match &package_json["bin"] {
+        serde_json::Value::String(b) => always.push(clean(b)),
+        serde_json::Value::Object(m) => {
+            always.extend(m.values().filter_map(|v| v.as_str()).map(clean))
+        }
+        _ => {}
+    }
+    Some(Shipped {
+        entries,
+        include: include.build().ok()?,
+        exclude: exclude.build().ok()?,
+        always,
+    })
+}
 
 /// Whether a JavaScript or TypeScript file is code the package ships: not under a folder of
 /// [`NODE_SKIPPED_DIRS`] or a dot folder, and not a tool's configuration (`jest.config.js`,
@@ -315,14 +446,11 @@ pub(crate) fn node_test_framework(package_json: &serde_json::Value) -> &'static 
 }
 
 fn node_profile(
-    root: &Path,
+    package_json: Option<&serde_json::Value>,
     language: Language,
     source_files: Vec<String>,
     test_files: Vec<String>,
 ) -> Profile {
-    let package_json = std::fs::read_to_string(root.join("package.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
     Profile {
         language,
         build_system: if package_json.is_some() {
@@ -332,7 +460,6 @@ fn node_profile(
         }
         .to_string(),
         test_framework: package_json
-            .as_ref()
             .map(node_test_framework)
             .unwrap_or("")
             .to_string(),
@@ -385,5 +512,34 @@ mod tests {
             "mocha"
         );
         assert_eq!(node_test_framework(&pj(r#"{"name":"x"}"#)), "");
+    }
+
+    #[test]
+    fn package_json_files_main_and_bin_say_what_ships() {
+        let pj: serde_json::Value = serde_json::from_str(
+            r#"{"main": "./lib/index", "bin": {"y": "bin/y.js"},
+                "files": ["index.js", "lib/", "dist/*.mjs", "!lib/internal/**"]}"#,
+        )
+        .unwrap();
+        let shipped = shipped_files(&pj).unwrap();
+        for f in [
+            "index.js",
+            "lib/loader.js",
+            "lib/type/int.js",
+            "bin/y.js",
+            "lib/index.js",
+        ] {
+            assert!(shipped.contains(&f.to_string()), "{f}");
+        }
+        for f in [
+            "support/build_demo.js",
+            "lib/internal/x.js",
+            "dist/sub/a.mjs",
+            "libx/a.js",
+        ] {
+            assert!(!shipped.contains(&f.to_string()), "{f}");
+        }
+        assert!(shipped_files(&serde_json::json!({"name": "x"})).is_none());
+        assert!(!is_shipped_script("src/__fixtures__/tests.ts"));
     }
 }
