@@ -125,12 +125,25 @@ pub fn collection_error_of<'a>(errors: &'a BTreeMap<String, String>, id: &str) -
 /// [`Run::is_build_error`].
 pub const BUILD_ERROR_PREFIX: &str = "compile error:";
 
+/// Start of [`Run::anomaly`] when the test runner itself failed (pytest's internal or usage
+/// error, a report that was not written or cannot be read): the run says nothing about the
+/// tests. Each runner knows what its exit codes mean; verification reads only this
+/// ([`Run::is_runner_failure`]).
+pub const RUNNER_FAILURE_PREFIX: &str = "the test runner failed: ";
+
 impl Run {
     /// Whether the run failed because the code did not build (see [`BUILD_ERROR_PREFIX`]).
     pub fn is_build_error(&self) -> bool {
         self.anomaly
             .as_deref()
             .is_some_and(|a| a.starts_with(BUILD_ERROR_PREFIX))
+    }
+
+    /// The runner itself failed (see [`RUNNER_FAILURE_PREFIX`]).
+    pub fn is_runner_failure(&self) -> bool {
+        self.anomaly
+            .as_deref()
+            .is_some_and(|a| a.starts_with(RUNNER_FAILURE_PREFIX))
     }
 
     pub fn timed_out(&self) -> bool {

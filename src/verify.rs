@@ -213,20 +213,18 @@ fn abnormal(run: &Run) -> Option<Verdict> {
                 run.label
             ),
         )),
-        RunEnd::Exited => match run.exit_code {
-            // pytest's usage error when the requested tests' files could not be collected
-            // (the bug broke an import): those tests are ERRORs, the bug is killed.
-            Some(4) if run.anomaly.is_none() && !run.collection_errors.is_empty() => None,
-            Some(3) | Some(4) => Some(Verdict::rejected(
-                Reason::Crash,
-                format!(
-                    "{}: {}",
-                    run.label,
-                    run.anomaly.as_deref().unwrap_or("the test runner failed")
-                ),
-            )),
-            _ => None,
-        },
+        // What an exit code means is the runner's to say: it marks a run in which it failed
+        // itself. A bug that breaks an import is no such failure: its tests are ERRORs (a
+        // collection error), the bug is killed.
+        RunEnd::Exited if run.is_runner_failure() => Some(Verdict::rejected(
+            Reason::Crash,
+            format!(
+                "{}: {}",
+                run.label,
+                run.anomaly.as_deref().unwrap_or("the test runner failed")
+            ),
+        )),
+        RunEnd::Exited => None,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::{RunBudget, RunnerError, SOURCE_LINE_PREFIX};
 use crate::coverage::CoverageMap;
-use crate::run::{Run, RunEnd, TestResult, TestStatus};
+use crate::run::{Run, RunEnd, TestResult, TestStatus, RUNNER_FAILURE_PREFIX};
 use crate::sandbox::{shell_quote, ExecOutput, Worker};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,6 +24,52 @@ pub(crate) fn regex_escape(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// JSON as JavaScript's `JSON.stringify` writes it, made readable for serde_json: a string
+/// holding half of a UTF-16 surrogate pair (a test of a parser feeding it broken text) is
+/// written as a lone `\ud800` escape, which is not Unicode; each such escape becomes U+FFFD.
+pub(crate) fn without_lone_surrogates(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.contains("\\u") {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let unit = |s: &str| -> Option<u16> {
+        let hex = s.get(..6)?.strip_prefix("\\u")?;
+        u16::from_str_radix(hex, 16).ok()
+    };
+    let high = |u: u16| (0xD800..0xDC00).contains(&u);
+    let low = |u: u16| (0xDC00..0xE000).contains(&u);
+    let mut out = String::with_capacity(json.len());
+    let mut i = 0;
+    let mut changed = false;
+    while let Some(off) = json[i..].find('\\') {
+        let at = i + off;
+        out.push_str(&json[i..at]);
+        let rest = &json[at..];
+        match unit(rest) {
+            Some(u) if high(u) && unit(&rest[6..]).is_some_and(low) => {
+                out.push_str(&rest[..12]);
+                i = at + 12;
+            }
+            Some(u) if high(u) || low(u) => {
+                out.push_str("\\ufffd");
+                changed = true;
+                i = at + 6;
+            }
+            _ => {
+                // Any other escape: copy it whole (`\\` must not start a new one).
+                let len = rest[1..].chars().next().map_or(1, |c| 1 + c.len_utf8());
+                out.push_str(&rest[..len]);
+                i = at + len;
+            }
+        }
+    }
+    out.push_str(&json[i..]);
+    if changed {
+        std::borrow::Cow::Owned(out)
+    } else {
+        std::borrow::Cow::Borrowed(json)
+    }
 }
 
 /// The last non-empty lines of a log, for an anomaly.
@@ -154,17 +200,20 @@ pub(crate) fn finish(
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
     let (mut results, collection_errors) = match worker.read_scratch(reading.report)? {
-        Some(bytes) => match (reading.parse)(&String::from_utf8_lossy(&bytes), &root) {
+        Some(bytes) => match (reading.parse)(
+            &without_lone_surrogates(&String::from_utf8_lossy(&bytes)),
+            &root,
+        ) {
             Ok(parsed) => parsed,
             Err(e) => {
-                anomaly.get_or_insert(format!("unreadable report: {e}"));
+                anomaly.get_or_insert(format!("{RUNNER_FAILURE_PREFIX}unreadable report: {e}"));
                 Default::default()
             }
         },
         None => {
             if out.end == RunEnd::Exited {
                 anomaly.get_or_insert(format!(
-                    "no report written (exit {}): {}",
+                    "{RUNNER_FAILURE_PREFIX}no report written (exit {}): {}",
                     out.exit_code.unwrap_or(-1),
                     tail(&log)
                 ));
@@ -216,7 +265,10 @@ pub(crate) fn finish(
                 tail(&log)
             )),
             Some((_, Some(_))) => None,
-            Some((code, None)) => Some(format!("unexpected exit code {code}: {}", tail(&log))),
+            Some((code, None)) => Some(format!(
+                "{RUNNER_FAILURE_PREFIX}unexpected exit code {code}: {}",
+                tail(&log)
+            )),
             None => None,
         };
     }
@@ -287,4 +339,26 @@ pub(crate) fn coverage_map(lines: Option<Vec<u8>>, run: &Run) -> Result<Coverage
             run.anomaly.clone().unwrap_or_else(|| run.summary())
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lone_surrogates_become_replacement_characters_and_pairs_stay() {
+        let json = r#"{"a":"x\ud800y","b":"\ud83d\ude00","c":"\\ud800","d":"\udc00"}"#;
+        let fixed = without_lone_surrogates(json);
+        let v: serde_json::Value = serde_json::from_str(&fixed).unwrap();
+        assert_eq!(v["a"], "x\u{fffd}y");
+        assert_eq!(v["b"], "\u{1f600}");
+        // An escaped backslash followed by `ud800` is text, not an escape.
+        assert_eq!(v["c"], "\\ud800");
+        assert_eq!(v["d"], "\u{fffd}");
+        assert!(matches!(
+            without_lone_surrogates(r#"{"a":"\u00e9"}"#),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert!(serde_json::from_str::<serde_json::Value>(json).is_err());
+    }
 }

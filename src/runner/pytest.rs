@@ -4,7 +4,7 @@
 use super::junit_xml;
 use super::{wrap, RunBudget, RunnerError, TestRunner};
 use crate::coverage::CoverageMap;
-use crate::run::{Run, RunEnd, TestResult, TestStatus};
+use crate::run::{Run, RunEnd, TestResult, TestStatus, RUNNER_FAILURE_PREFIX};
 use crate::sandbox::{shell_quote, ExecOutput, Worker};
 use std::path::PathBuf;
 
@@ -360,8 +360,8 @@ impl Pytest {
                 Some(1) if !failures => Some("exit 1 but the report has no failure".to_string()),
                 Some(0) | Some(1) => None,
                 Some(2) => Some("pytest was interrupted (collection errors?)".to_string()),
-                Some(3) => Some("pytest internal error".to_string()),
-                Some(4) => Some("pytest usage error".to_string()),
+                Some(3) => Some(format!("{RUNNER_FAILURE_PREFIX}pytest internal error")),
+                Some(4) => Some(format!("{RUNNER_FAILURE_PREFIX}pytest usage error")),
                 Some(5) => Some("no tests were collected".to_string()),
                 Some(code) => Some(format!("unexpected exit code {code}")),
                 None => None,
