@@ -384,6 +384,12 @@ pub fn test_name(id: &str) -> String {
     } else {
         id.split_once('#').map_or(id, |(_, method)| method)
     };
+    // A title with spaces (JavaScript's `describe`/`it` names: `negotiator.charset() when
+    // none should return *`) is the name as a whole: its first words are the API it tests,
+    // which an issue text may well name.
+    if name.contains(' ') {
+        return name.to_string();
+    }
     name.split('(').next().unwrap_or(name).to_string()
 }
 
@@ -715,6 +721,10 @@ Expected: `parse_quantity` works as it did before, and the existing behaviour is
         assert_eq!(test_name("pkg.ATest#adds"), "adds");
         assert_eq!(test_name("pkg.ATest#adds(int)"), "adds");
         assert_eq!(test_name("t.py::test_z[#1]"), "test_z");
+        assert_eq!(
+            test_name("test/charset.js::negotiator.charset() when none should return *"),
+            "negotiator.charset() when none should return *"
+        );
     }
 
     #[test]

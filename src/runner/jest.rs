@@ -267,6 +267,26 @@ fn suite_error(message: &str) -> String {
     }
 }
 
+/// A test file that did not run because TypeScript's check of the code failed (ts-jest's
+/// `error TS2345: …` diagnostics) means the code does not build: the run is a build error, as a
+/// Java compile error is ([`crate::run::BUILD_ERROR_PREFIX`]), not tests that fail.
+fn mark_type_errors(run: &mut Run) {
+    let diagnostic = run.collection_errors.values().find_map(|e| {
+        e.lines().find(|l| {
+            l.split("error TS")
+                .nth(1)
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        })
+    });
+    if let Some(line) = diagnostic {
+        run.anomaly = Some(format!(
+            "{} {}",
+            crate::run::BUILD_ERROR_PREFIX,
+            line.trim()
+        ));
+    }
+}
+
 impl TestRunner for Jest {
     fn run(
         &self,
@@ -282,7 +302,9 @@ impl TestRunner for Jest {
         }
         let script = wrap(&scratch, &self.script(&scratch, tests), budget);
         let out = worker.exec(&script, budget.wall)?;
-        node::finish(&self.reading(), worker, label, tests, budget, out)
+        let mut run = node::finish(&self.reading(), worker, label, tests, budget, out)?;
+        mark_type_errors(&mut run);
+        Ok(run)
     }
 
     fn run_with_coverage(
@@ -305,6 +327,23 @@ impl TestRunner for Jest {
 mod tests {
     use super::*;
     use crate::runner::node::coverage_from_lines;
+
+    #[test]
+    fn typescript_diagnostics_make_a_build_error() {
+        let mut run = node::empty_run("screen");
+        run.collection_errors.insert(
+            "src/parse.spec.ts".into(),
+            "src/parse.ts:112:42 - error TS2367: This condition will always return 'false'.".into(),
+        );
+        mark_type_errors(&mut run);
+        assert!(run.is_build_error(), "{:?}", run.anomaly);
+        let mut other = node::empty_run("screen");
+        other
+            .collection_errors
+            .insert("a.test.js".into(), "TypeError: x is not a function".into());
+        mark_type_errors(&mut other);
+        assert!(!other.is_build_error());
+    }
 
     const REPORT_JSON: &str = r#"{
       "numTotalTests": 4, "success": false,

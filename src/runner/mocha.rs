@@ -139,7 +139,7 @@ impl Mocha {
     }
 
     /// One mocha process for `tests` in `files` (`None`: mocha's own choice of files, the
-    /// whole suite).
+    /// whole suite), and the test file that could not be loaded, if one stopped it.
     fn run_once(
         &self,
         worker: &mut dyn Worker,
@@ -147,7 +147,7 @@ impl Mocha {
         tests: Option<&[String]>,
         files: Option<&BTreeSet<&str>>,
         budget: RunBudget,
-    ) -> Result<Run, RunnerError> {
+    ) -> Result<(Run, Option<String>), RunnerError> {
         worker.clear_scratch()?;
         let scratch = worker.scratch().to_string();
         let args = match (tests, files) {
@@ -163,15 +163,19 @@ impl Mocha {
         );
         let out = worker.exec(&wrap(&scratch, &script, budget), budget.wall)?;
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let wrote_report = worker.read_scratch(REPORT)?.is_some();
         let mut run = node::finish(&self.reading(), worker, label, tests, budget, out)?;
         // mocha stops before any test when a test file cannot be loaded, and writes no
         // report: which file it was, from the error's stack.
-        if run
-            .results
-            .values()
-            .all(|r| r.status == TestStatus::Missing)
-        {
-            if let Some((file, error)) = load_failure(&stderr, &self.test_files, worker.root()) {
+        let mut unloaded = None;
+        if !wrote_report && run.end == crate::run::RunEnd::Exited {
+            if let Some((file, error)) = load_failure(
+                &stderr,
+                &self.test_files,
+                &self.tests_per_file,
+                worker.root(),
+            ) {
+                unloaded = Some(file.clone());
                 run.collection_errors.insert(file, error);
                 run.anomaly = None;
                 if let Some(requested) = tests {
@@ -190,37 +194,53 @@ impl Mocha {
                 }
             }
         }
-        Ok(run)
+        Ok((run, unloaded))
     }
 }
 
 /// The test file mocha could not load, and the error: the first line of its stderr that
 /// names an error, and the test file its stack goes through (`at Object.<anonymous>
 /// (/testbed/test/a.test.js:1:1)`, or the last entry of node's `Require stack:`).
-fn load_failure(stderr: &str, test_files: &[String], root: &str) -> Option<(String, String)> {
+fn load_failure(
+    stderr: &str,
+    test_files: &[String],
+    suite_files: &BTreeMap<String, usize>,
+    root: &str,
+) -> Option<(String, String)> {
     let error = stderr
         .lines()
         .map(str::trim)
         .find(|l| l.contains("Error") && !l.starts_with("at "))?
         .to_string();
-    let file = test_files
+    // The test files the stack goes through, innermost first: a helper or fixture a test file
+    // loads comes before it, and the test file mocha loaded is the outermost.
+    let root = root.trim_end_matches('/');
+    let mut through: Vec<&String> = Vec::new();
+    for l in stderr.lines().map(str::trim) {
+        if !(l.starts_with("at ") || l.starts_with("- ")) {
+            continue;
+        }
+        for f in test_files {
+            let abs = format!("{root}/{f}");
+            let hit = l.contains(&format!("{abs}:"))
+                || l.ends_with(&abs)
+                || l.contains(&format!("({f}:"));
+            if hit && !through.contains(&f) {
+                through.push(f);
+            }
+        }
+    }
+    let file = through
         .iter()
-        .find(|f| {
-            let abs = format!("{}/{f}", root.trim_end_matches('/'));
-            stderr.lines().any(|l| {
-                let l = l.trim();
-                (l.starts_with("at ") || l.starts_with("- "))
-                    && (l.contains(&format!("{abs}:"))
-                        || l.ends_with(&abs)
-                        || l.contains(&format!("({f}:")))
-            })
-        })?
-        .clone();
-    Some((file, error))
+        .rev()
+        .find(|f| suite_files.contains_key(f.as_str()))
+        .or_else(|| through.last())?;
+    Some(((*file).clone(), error))
 }
 
 /// Per-test results from mocha's JSON report (`tests`, with `failures` and `pending` among
-/// them); no collection errors (mocha writes no report when a file cannot be loaded).
+/// them), and as collection errors the files whose hooks failed (mocha writes no report at all
+/// when a file cannot be loaded: see [`Mocha::run`]).
 pub fn parse_report(
     json: &str,
     root: &str,
@@ -242,6 +262,34 @@ pub fn parse_report(
     };
     let failed = ids("failures");
     let pending = ids("pending");
+    // A hook that failed (`"before each" hook for "…"`) is a failure of no test: mocha skips the
+    // rest of its suite, and those tests are not in the report. The hook's file is then like a
+    // file that failed to load: its requested tests that did not run are ERRORs.
+    let mut errors: BTreeMap<String, String> = BTreeMap::new();
+    for f in doc["failures"].as_array().into_iter().flatten() {
+        let title = f["title"].as_str().unwrap_or_default();
+        let hook = [
+            "\"before all\" hook",
+            "\"before each\" hook",
+            "\"after all\" hook",
+            "\"after each\" hook",
+        ]
+        .into_iter()
+        .find(|h| title.starts_with(h));
+        if let Some(hook) = hook {
+            let file = relative(f["file"].as_str().unwrap_or_default(), root);
+            let why = strip_ansi(
+                f["err"]["stack"]
+                    .as_str()
+                    .or_else(|| f["err"]["message"].as_str())
+                    .unwrap_or_default(),
+            );
+            let first = why.lines().next().unwrap_or_default().trim().to_string();
+            errors
+                .entry(file)
+                .or_insert_with(|| format!("a {hook} failed: {first}"));
+        }
+    }
     let mut results = BTreeMap::new();
     for t in tests {
         let id = key(t);
@@ -262,7 +310,7 @@ pub fn parse_report(
             },
         );
     }
-    Ok((results, BTreeMap::new()))
+    Ok((results, errors))
 }
 
 /// A failed test's message: what it compared (`Expected:` / `Received:`, from the assertion
@@ -306,9 +354,9 @@ impl TestRunner for Mocha {
             // and fixtures mocha does not run); unknown before a whole run read them.
             None => self.tests_per_file.keys().map(String::as_str).collect(),
         };
-        let mut run = self.run_once(worker, label, tests, tests.map(|_| &files), budget)?;
-        let mut found_more = !run.collection_errors.is_empty();
-        while found_more {
+        let (mut run, mut unloaded) =
+            self.run_once(worker, label, tests, tests.map(|_| &files), budget)?;
+        while unloaded.is_some() {
             let rest: BTreeSet<&str> = files
                 .iter()
                 .filter(|f| !run.collection_errors.contains_key(**f))
@@ -317,11 +365,9 @@ impl TestRunner for Mocha {
             if rest.is_empty() {
                 break;
             }
-            let mut next = self.run_once(worker, label, tests, Some(&rest), budget)?;
-            found_more = next
-                .collection_errors
-                .keys()
-                .any(|f| !run.collection_errors.contains_key(f));
+            let (mut next, next_unloaded) =
+                self.run_once(worker, label, tests, Some(&rest), budget)?;
+            unloaded = next_unloaded.filter(|f| !run.collection_errors.contains_key(f));
             // The tests of the files that could not load stay ERRORs.
             for (id, r) in &run.results {
                 let later = next.results.get(id).map(|n| n.status);
@@ -412,17 +458,45 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_hook_makes_its_file_a_collection_error() {
+        let report = r#"{"stats": {"tests": 0, "failures": 1}, "tests": [], "pending": [], "passes": [],
+          "failures": [{"title": "\"before all\" hook for \"should return *\"",
+            "fullTitle": "charset \"before all\" hook for \"should return *\"",
+            "file": "/testbed/test/charset.js",
+            "err": {"stack": "RangeError: Maximum call stack size exceeded\n    at new Negotiator (index.js:31:13)", "message": "Maximum call stack size exceeded"}}]}"#;
+        let (results, errors) = parse_report(report, "/testbed").unwrap();
+        assert!(results.is_empty());
+        assert_eq!(
+            errors["test/charset.js"],
+            "a \"before all\" hook failed: RangeError: Maximum call stack size exceeded"
+        );
+    }
+
+    #[test]
     fn a_file_that_cannot_load_is_found_in_the_stack() {
         let stderr = "Error: Cannot find module '../lib/nope'\nRequire stack:\n- /testbed/test/b.test.js\n    at Module._resolveFilename (node:internal/modules/cjs/loader:1140:15)\n    at Object.<anonymous> (/testbed/test/b.test.js:1:1)\n";
         let files = vec!["test/a.test.js".to_string(), "test/b.test.js".to_string()];
         assert_eq!(
-            load_failure(stderr, &files, "/testbed"),
+            load_failure(stderr, &files, &BTreeMap::new(), "/testbed"),
             Some((
                 "test/b.test.js".to_string(),
                 "Error: Cannot find module '../lib/nope'".to_string()
             ))
         );
-        assert_eq!(load_failure("all good", &files, "/testbed"), None);
+        assert_eq!(
+            load_failure("all good", &files, &BTreeMap::new(), "/testbed"),
+            None
+        );
+        // A helper the test file loads threw: the test file is the one that did not load.
+        let nested = "TypeError: boom\n    at Object.<anonymous> (/testbed/test/fixtures/my.js:3:9)\n    at Object.<anonymous> (/testbed/test/test.js:2:1)\n";
+        let files = vec![
+            "test/fixtures/my.js".to_string(),
+            "test/test.js".to_string(),
+        ];
+        assert_eq!(
+            load_failure(nested, &files, &BTreeMap::new(), "/testbed").map(|(f, _)| f),
+            Some("test/test.js".to_string())
+        );
     }
 
     #[test]

@@ -236,6 +236,10 @@ impl Environment for LocalEnv {
         }
         let root = base.join("repo");
         copy_tree(&self.repo.checkout, &root)?;
+        for (name, target) in &self.recipe.beside_root {
+            let target = substitute(target, &self.env, &root, "");
+            std::os::unix::fs::symlink(&target, base.join(name))?;
+        }
         let scratch = base.join("scratch");
         fs::create_dir_all(scratch.join("tmp"))?;
         let path = command_path(&self.recipe.path_prefix, &self.env);

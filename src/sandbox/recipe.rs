@@ -196,6 +196,10 @@ pub struct LocalRecipe {
     /// `{root}` the worker's worktree; a value that is a `:`-list of `{root}/…` entries keeps
     /// its form.
     pub vars: Vec<(String, String)>,
+    /// Links made in each worker's folder, beside its worktree (name → target, `{env}`
+    /// substituted): what a tool resolving upwards from the repository finds there (node's
+    /// `node_modules`).
+    pub beside_root: Vec<(String, String)>,
 }
 
 /// Everything a sandbox needs to make a repository's environment.

@@ -44,6 +44,8 @@ pub const BASE: BaseRecipe = BaseRecipe {
 pub const NODE_TEMPLATE: &str = include_str!("../../dockerfiles/node.Dockerfile");
 /// Lists the dependencies of package.json that cannot be loaded (exit 3 when any).
 pub const DEPS_CHECK_JS: &str = include_str!("../../dockerfiles/node/deps-check.js");
+/// Makes the local sandbox's `node_modules` folder (Debian's packages, curated types).
+pub const NODE_MODULES_JS: &str = include_str!("../../dockerfiles/node/node-modules.js");
 /// A harness's verdict on a jest or mocha JSON report: prints `[PASSED] <id>` / `[FAILED] <id>`
 /// lines (SWE-bench's `parse_log_jest_json`) and exits 0 only when every graded test passed.
 pub const VERDICT_JS: &str = include_str!("../../dockerfiles/node/verdict.js");
@@ -115,21 +117,42 @@ pub fn local_recipe(repo: &Repo, framework: &str) -> LocalRecipe {
             },
         ],
         env_dir: Some(EnvDir {
-            key: vec![repo.commit.clone(), DEPS_CHECK_JS.to_string()],
+            key: vec![
+                repo.commit.clone(),
+                DEPS_CHECK_JS.to_string(),
+                NODE_MODULES_JS.to_string(),
+            ],
             key_commands: vec![vec!["node".into(), "--version".into()]],
-            steps: vec![SetupStep {
-                what: "checking that the project's dependencies load from this host's node \
-                       packages"
-                    .into(),
-                argv: vec!["node".into(), "-e".into(), DEPS_CHECK_JS.into()],
-                env: Vec::new(),
-                in_copy: true,
-            }],
+            steps: vec![
+                SetupStep {
+                    what: "checking that the project's dependencies load from this host's node \
+                           packages"
+                        .into(),
+                    argv: vec!["node".into(), "-e".into(), DEPS_CHECK_JS.into()],
+                    env: Vec::new(),
+                    in_copy: true,
+                },
+                SetupStep {
+                    what: "linking this host's node packages into a node_modules folder".into(),
+                    argv: vec![
+                        "node".into(),
+                        "-e".into(),
+                        NODE_MODULES_JS.into(),
+                        "node-modules.js".into(),
+                        "{env}".into(),
+                    ],
+                    env: Vec::new(),
+                    in_copy: true,
+                },
+            ],
         }),
         path_prefix: Vec::new(),
         // jest's resolver (presets, transforms such as ts-jest) does not search node's
         // global directories; NODE_PATH it does.
         vars: vec![("NODE_PATH".into(), DEBIAN_NODE.into())],
+        // TypeScript ignores NODE_PATH: it finds packages and types in a node_modules folder
+        // above the repository, as /node_modules in an image.
+        beside_root: vec![("node_modules".into(), "{env}/node_modules".into())],
     }
 }
 

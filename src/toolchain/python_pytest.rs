@@ -371,6 +371,7 @@ pub fn local_recipe(repo: &Repo) -> LocalRecipe {
             ("VIRTUAL_ENV".into(), "{env}".into()),
             ("PYTHONPATH".into(), python_path.join(":")),
         ],
+        beside_root: Vec::new(),
     }
 }
 
