@@ -9,6 +9,9 @@
 //!   throw is a kill (the test file's tests are ERRORs), with the exception in the issue text;
 //! - `js_mocha_units`: mocha with node's `assert`: per-test coverage, and a load that throws
 //!   is a kill in its test file while the other test file still runs;
+//! - `js_process_exit`: a mutant whose test calls `process.exit`, which ends jest (in band)
+//!   before it writes a report: the file is found by running the files again in halves, its
+//!   tests are ERRORs, the other file's pass;
 //! - `ts_ranges`: TypeScript through ts-jest: tested by the `typescript_jest` toolchain, its
 //!   coverage mapped back to the `.ts` lines, its mutants made into tasks.
 
@@ -205,5 +208,74 @@ fn a_mocha_project_gets_per_test_coverage_and_a_load_that_throws_is_a_kill() {
             .contains("bad factor for mm"),
         "{}",
         task["problem_statement"]
+    );
+}
+
+#[test]
+fn a_test_that_ends_jests_process_fails_its_file_and_the_others_still_run() {
+    if !jest_or_skip("a_test_that_ends_jests_process_fails_its_file_and_the_others_still_run") {
+        return;
+    }
+    let (out, dir) = run_fixture("js_process_exit", &["--max-candidates", "40"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let cands = candidate_lines(dir.path());
+    // A good port taken for a bad one: the first test calls process.exit(2).
+    let exits = cands
+        .iter()
+        .find(|c| {
+            c["function"] == "parsePort"
+                && c["mutator"] == "js-negate-condition"
+                && c["before"]
+                    .as_str()
+                    .is_some_and(|b| b.contains("Number.isInteger"))
+        })
+        .unwrap_or_else(|| panic!("no negated range check in parsePort: {cands:?}"));
+    assert_eq!(exits["status"], "accepted", "{exits}");
+    let tasks = jsonl(&dir.path().join("out/tasks.jsonl"));
+    let task = tasks
+        .iter()
+        .find(|t| t["metadata"]["candidate_id"] == exits["id"])
+        .expect("the task of the mutant that exits");
+    let ids = |k: &str| -> Vec<String> {
+        let mut v: Vec<String> = task[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    // The file whose test ends the process: all its tests are ERRORs.
+    assert_eq!(
+        ids("FAIL_TO_PASS"),
+        [
+            "test/args.test.js::a bad port throws when asked not to exit",
+            "test/args.test.js::reads a port",
+            "test/args.test.js::reads an address",
+        ]
+    );
+    assert_eq!(
+        ids("PASS_TO_PASS"),
+        [
+            "test/join.test.js::one word",
+            "test/join.test.js::three words"
+        ]
+    );
+    let buggy = task["metadata"]["verification"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "buggy#1")
+        .unwrap();
+    assert!(
+        buggy["collection_errors"]["test/args.test.js"]
+            .as_str()
+            .is_some_and(|e| e.contains("the test process exited")),
+        "{buggy}"
+    );
+    assert_eq!(
+        buggy["results"]["test/join.test.js::three words"]["status"], "PASSED",
+        "{buggy}"
     );
 }

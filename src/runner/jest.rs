@@ -19,7 +19,7 @@ use super::node::{
 };
 use super::{wrap, RunBudget, RunnerError, TestRunner};
 use crate::coverage::CoverageMap;
-use crate::run::{Run, TestResult, TestStatus};
+use crate::run::{Run, RunEnd, TestResult, TestStatus};
 use crate::sandbox::{shell_quote, Worker};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -150,6 +150,58 @@ impl Jest {
             REPORT,
             SOURCES,
         )
+    }
+
+    /// One jest process for `tests` (`None`: the whole suite) within `files` (`None`: all of
+    /// theirs), and whether it wrote its report.
+    fn attempt(
+        &self,
+        worker: &mut dyn Worker,
+        label: &str,
+        tests: Option<&[String]>,
+        files: Option<&[String]>,
+        budget: RunBudget,
+    ) -> Result<(Run, bool), RunnerError> {
+        worker.clear_scratch()?;
+        let scratch = worker.scratch().to_string();
+        let within: Option<Vec<String>> = match (tests, files) {
+            (Some(t), Some(f)) => Some(
+                t.iter()
+                    .filter(|id| test_file(id).is_some_and(|tf| f.iter().any(|x| x == tf)))
+                    .cloned()
+                    .collect(),
+            ),
+            _ => None,
+        };
+        let script = match (tests, files) {
+            (None, Some(f)) => node::run_script(
+                &format!(
+                    "{} --runTestsByPath {}",
+                    self.command_line(&scratch, None, false),
+                    f.iter()
+                        .map(|x| shell_quote(x))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+                &scratch,
+                REPORT,
+                SOURCES,
+            ),
+            _ => self.script(&scratch, within.as_deref().or(tests)),
+        };
+        let out = worker.exec(&wrap(&scratch, &script, budget), budget.wall)?;
+        let wrote = worker.read_scratch(REPORT)?.is_some();
+        let mut run = node::finish(
+            &self.reading(),
+            worker,
+            label,
+            within.as_deref().or(tests),
+            budget,
+            out,
+        )?;
+        run.requested = tests.map(|t| t.to_vec());
+        mark_type_errors(&mut run);
+        Ok((run, wrote))
     }
 
     fn reading(&self) -> node::Reading<'_> {
@@ -288,6 +340,9 @@ fn mark_type_errors(run: &mut Run) {
 }
 
 impl TestRunner for Jest {
+    /// A test that ends jest's process (code under test calling `process.exit`) leaves no
+    /// report: the run's files are then run again in halves until each file that ends the
+    /// process is found, and that file's tests are ERRORs (as a file that cannot load).
     fn run(
         &self,
         worker: &mut dyn Worker,
@@ -295,16 +350,102 @@ impl TestRunner for Jest {
         tests: Option<&[String]>,
         budget: RunBudget,
     ) -> Result<Run, RunnerError> {
-        worker.clear_scratch()?;
-        let scratch = worker.scratch().to_string();
         if tests.is_some_and(|t| t.is_empty()) {
             return Ok(node::empty_run(label));
         }
-        let script = wrap(&scratch, &self.script(&scratch, tests), budget);
-        let out = worker.exec(&script, budget.wall)?;
-        let mut run = node::finish(&self.reading(), worker, label, tests, budget, out)?;
-        mark_type_errors(&mut run);
-        Ok(run)
+        let (first, wrote) = self.attempt(worker, label, tests, None, budget)?;
+        if wrote || first.end != RunEnd::Exited {
+            return Ok(first);
+        }
+        let files: Vec<String> = match tests {
+            Some(t) => t
+                .iter()
+                .filter_map(|id| test_file(id))
+                .collect::<BTreeSet<&str>>()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+            None => self.tests_per_file.keys().cloned().collect(),
+        };
+        let mut merged = first.clone();
+        merged.results.clear();
+        merged.anomaly = None;
+        let mut exited: BTreeMap<String, String> = BTreeMap::new();
+        let why = |r: &Run| {
+            let text = r.anomaly.as_deref().unwrap_or_default();
+            let text = text
+                .strip_prefix(crate::run::RUNNER_FAILURE_PREFIX)
+                .unwrap_or(text);
+            format!("the test process exited while this file ran ({text})")
+        };
+        if files.len() < 2 {
+            match files.first() {
+                Some(f) => {
+                    exited.insert(f.clone(), why(&first));
+                }
+                None => return Ok(first),
+            }
+        } else {
+            let mid = files.len() / 2;
+            let mut queue = vec![files[mid..].to_vec(), files[..mid].to_vec()];
+            while let Some(group) = queue.pop() {
+                let (r, wrote) = self.attempt(worker, label, tests, Some(&group), budget)?;
+                merged.duration_s += r.duration_s;
+                merged.cpu_s = match (merged.cpu_s, r.cpu_s) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    (a, b) => a.or(b),
+                };
+                if r.end != RunEnd::Exited {
+                    // A timeout or a signal: that is the run's outcome.
+                    let mut r = r;
+                    r.duration_s = merged.duration_s;
+                    r.requested = tests.map(|t| t.to_vec());
+                    return Ok(r);
+                }
+                if !wrote {
+                    if group.len() == 1 {
+                        exited.insert(group[0].clone(), why(&r));
+                    } else {
+                        let mid = group.len() / 2;
+                        queue.push(group[mid..].to_vec());
+                        queue.push(group[..mid].to_vec());
+                    }
+                    continue;
+                }
+                merged.results.extend(
+                    r.results
+                        .into_iter()
+                        .filter(|(_, res)| res.status != TestStatus::Missing),
+                );
+                merged.collection_errors.extend(r.collection_errors);
+                merged.nondeterministic.extend(r.nondeterministic);
+                if merged.anomaly.is_none() {
+                    merged.anomaly = r.anomaly.filter(|a| !a.starts_with("exit "));
+                }
+            }
+        }
+        merged.collection_errors.extend(exited);
+        if let Some(requested) = tests {
+            for id in requested {
+                let status = match merged.collection_error(id) {
+                    Some(e) => TestResult {
+                        status: TestStatus::Error,
+                        duration_s: 0.0,
+                        message: Some(format!("collection error: {e}")),
+                    },
+                    None => TestResult {
+                        status: TestStatus::Missing,
+                        duration_s: 0.0,
+                        message: None,
+                    },
+                };
+                merged.results.entry(id.clone()).or_insert(status);
+            }
+        }
+        let failures = !merged.collection_errors.is_empty()
+            || merged.results.values().any(|r| r.status.is_failure());
+        merged.exit_code = Some(i32::from(failures));
+        Ok(merged)
     }
 
     fn run_with_coverage(
