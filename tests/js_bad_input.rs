@@ -9,6 +9,8 @@
 //!   throw is a kill (the test file's tests are ERRORs), with the exception in the issue text;
 //! - `js_mocha_units`: mocha with node's `assert`: per-test coverage, and a load that throws
 //!   is a kill in its test file while the other test file still runs;
+//! - `js_node_units`: node's built-in test runner: ids with the suites' names, no per-test
+//!   coverage (screening by the module's test file), a file that cannot load is a kill;
 //! - `js_process_exit`: a mutant whose test calls `process.exit`, which ends jest (in band)
 //!   before it writes a report: the file is found by running the files again in halves, its
 //!   tests are ERRORs, the other file's pass;
@@ -278,4 +280,71 @@ fn a_test_that_ends_jests_process_fails_its_file_and_the_others_still_run() {
         buggy["results"]["test/join.test.js::three words"]["status"], "PASSED",
         "{buggy}"
     );
+}
+
+#[test]
+fn a_node_test_project_runs_through_nodes_own_runner() {
+    let test = "a_node_test_project_runs_through_nodes_own_runner";
+    if !jest_or_skip(test) {
+        return;
+    }
+    let (out, dir) = run_fixture("js_node_units", &["--max-candidates", "30"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let cands = candidate_lines(dir.path());
+    // No per-test coverage: `fixed` is screened by the tests of test/format.test.js.
+    let fixed: Vec<&serde_json::Value> =
+        cands.iter().filter(|c| c["function"] == "fixed").collect();
+    assert!(!fixed.is_empty(), "{cands:?}");
+    for c in &fixed {
+        assert_eq!(c["covering_tests"], 3, "{c}");
+    }
+    let broken = cands
+        .iter()
+        .find(|c| c["function"] == "define" && c["mutator"] == "js-negate-condition")
+        .unwrap_or_else(|| panic!("no negated guard in define: {cands:?}"));
+    assert_eq!(broken["status"], "accepted", "{broken}");
+    let tasks = jsonl(&dir.path().join("out/tasks.jsonl"));
+    let task = tasks
+        .iter()
+        .find(|t| t["metadata"]["candidate_id"] == broken["id"])
+        .unwrap();
+    assert_eq!(
+        task["metadata"]["environment"]["toolchain"], "javascript_node_test",
+        "{task}"
+    );
+    let mut f2p: Vec<&str> = task["FAIL_TO_PASS"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    f2p.sort();
+    // The suites' names are part of the ids.
+    assert_eq!(
+        f2p,
+        [
+            "test/units.test.js::convert lengths goes from km to m",
+            "test/units.test.js::convert lengths goes from mm to cm",
+            "test/units.test.js::convert refuses an unknown unit",
+        ]
+    );
+    let p2p = task["PASS_TO_PASS"].as_array().unwrap();
+    assert!(
+        p2p.contains(&serde_json::json!("test/format.test.js::adds the unit")),
+        "{task}"
+    );
+    assert!(
+        task["problem_statement"]
+            .as_str()
+            .unwrap()
+            .contains("bad factor for mm"),
+        "{}",
+        task["problem_statement"]
+    );
+    // Another task, killed by one test of a nested suite: the selection found it by name.
+    let other = tasks
+        .iter()
+        .filter(|t| t["metadata"]["candidate_id"] != broken["id"])
+        .find(|t| t["FAIL_TO_PASS"].as_array().unwrap().len() == 1);
+    assert!(other.is_some(), "{tasks:?}");
 }

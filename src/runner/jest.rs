@@ -237,10 +237,7 @@ impl Jest {
 }
 
 /// Per-test results and collection errors (test file → message) from jest's JSON report.
-pub fn parse_report(
-    json: &str,
-    root: &str,
-) -> Result<(BTreeMap<String, TestResult>, BTreeMap<String, String>), String> {
+pub fn parse_report(json: &str, root: &str) -> Result<node::ParsedReport, String> {
     let doc: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
     let files = doc["testResults"]
         .as_array()

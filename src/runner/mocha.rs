@@ -207,10 +207,27 @@ fn load_failure(
     suite_files: &BTreeMap<String, usize>,
     root: &str,
 ) -> Option<(String, String)> {
+    // `RangeError: …` at the start of a line (node prints the source line that threw, which
+    // may hold `Error` too, before it); else any line naming an error.
+    let names_error = |l: &str| {
+        l.split_once(':').is_some_and(|(head, _)| {
+            let name = head.split(" [").next().unwrap_or(head);
+            (name.ends_with("Error") || name.ends_with("Exception"))
+                && name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '.' || c == '_' || c == '$')
+        })
+    };
     let error = stderr
         .lines()
         .map(str::trim)
-        .find(|l| l.contains("Error") && !l.starts_with("at "))?
+        .find(|l| names_error(l))
+        .or_else(|| {
+            stderr
+                .lines()
+                .map(str::trim)
+                .find(|l| l.contains("Error") && !l.starts_with("at "))
+        })?
         .to_string();
     // The test files the stack goes through, innermost first: a helper or fixture a test file
     // loads comes before it, and the test file mocha loaded is the outermost.
@@ -241,10 +258,7 @@ fn load_failure(
 /// Per-test results from mocha's JSON report (`tests`, with `failures` and `pending` among
 /// them), and as collection errors the files whose hooks failed (mocha writes no report at all
 /// when a file cannot be loaded: see [`Mocha::run`]).
-pub fn parse_report(
-    json: &str,
-    root: &str,
-) -> Result<(BTreeMap<String, TestResult>, BTreeMap<String, String>), String> {
+pub fn parse_report(json: &str, root: &str) -> Result<node::ParsedReport, String> {
     let doc: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
     let tests = doc["tests"].as_array().ok_or("no `tests` in the report")?;
     let key = |t: &serde_json::Value| {
@@ -309,6 +323,12 @@ pub fn parse_report(
                 message,
             },
         );
+    }
+    // Files that could not run at all (node's test runner, through swe-forge's reporter).
+    for f in doc["loadErrors"].as_array().into_iter().flatten() {
+        let file = relative(f["file"].as_str().unwrap_or_default(), root);
+        let error = f["error"].as_str().unwrap_or("the file did not run");
+        errors.entry(file).or_insert_with(|| strip_ansi(error));
     }
     Ok((results, errors))
 }
@@ -486,6 +506,12 @@ mod tests {
         assert_eq!(
             load_failure("all good", &files, &BTreeMap::new(), "/testbed"),
             None
+        );
+        // node quotes the line that threw before the error.
+        let quoted = "/testbed/lib/u.js:8\n    throw new RangeError(`bad`);\n    ^\n\nRangeError: bad factor\n    at Object.<anonymous> (/testbed/test/b.test.js:1:1)\n";
+        assert_eq!(
+            load_failure(quoted, &files, &BTreeMap::new(), "/testbed").map(|(_, e)| e),
+            Some("RangeError: bad factor".to_string())
         );
         // A helper the test file loads threw: the test file is the one that did not load.
         let nested = "TypeError: boom\n    at Object.<anonymous> (/testbed/test/fixtures/my.js:3:9)\n    at Object.<anonymous> (/testbed/test/test.js:2:1)\n";

@@ -6,6 +6,7 @@ pub mod junit_xml;
 pub mod maven;
 pub mod mocha;
 pub mod node;
+pub mod node_test;
 pub mod pytest;
 pub mod resident;
 pub mod surefire;

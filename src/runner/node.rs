@@ -72,6 +72,10 @@ pub(crate) fn without_lone_surrogates(json: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// What a report reader returns: per-test results, and the test files that could not run
+/// with why (collection errors).
+pub type ParsedReport = (BTreeMap<String, TestResult>, BTreeMap<String, String>);
+
 /// The last non-empty lines of a log, for an anomaly.
 pub(crate) fn tail(log: &[u8]) -> String {
     let text = String::from_utf8_lossy(log);
@@ -161,8 +165,7 @@ pub(crate) type ExitRule = fn(i32) -> Option<bool>;
 
 /// A node framework's report, parsed: per-test results and collection errors (test file →
 /// message), from the report's text and the worker's root.
-pub(crate) type ParseReport =
-    fn(&str, &str) -> Result<(BTreeMap<String, TestResult>, BTreeMap<String, String>), String>;
+pub(crate) type ParseReport = fn(&str, &str) -> Result<ParsedReport, String>;
 
 /// What a node framework's run reads back: the report `report` (and, when the run had a
 /// failure, the failed tests' source lines in `sources`), parsed with `parse` and checked

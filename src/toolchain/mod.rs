@@ -7,6 +7,7 @@ pub mod java;
 pub mod java_maven;
 pub mod javascript_jest;
 pub mod javascript_mocha;
+pub mod javascript_node_test;
 pub mod node;
 pub mod python;
 pub mod python_pytest;
@@ -37,17 +38,20 @@ pub enum ToolchainId {
     JavascriptJest,
     /// JavaScript tested with mocha.
     JavascriptMocha,
+    /// JavaScript tested with node's built-in test runner (`node --test`).
+    JavascriptNodeTest,
     /// TypeScript tested with jest (ts-jest, or the project's own transform).
     TypescriptJest,
 }
 
 impl ToolchainId {
     /// Every toolchain, in registry order.
-    pub const ALL: [ToolchainId; 5] = [
+    pub const ALL: [ToolchainId; 6] = [
         ToolchainId::PythonPytest,
         ToolchainId::JavaMaven,
         ToolchainId::JavascriptJest,
         ToolchainId::JavascriptMocha,
+        ToolchainId::JavascriptNodeTest,
         ToolchainId::TypescriptJest,
     ];
 
@@ -58,6 +62,7 @@ impl ToolchainId {
             ToolchainId::JavaMaven => "java_maven",
             ToolchainId::JavascriptJest => "javascript_jest",
             ToolchainId::JavascriptMocha => "javascript_mocha",
+            ToolchainId::JavascriptNodeTest => "javascript_node_test",
             ToolchainId::TypescriptJest => "typescript_jest",
         }
     }
@@ -69,6 +74,7 @@ impl ToolchainId {
             ToolchainId::JavaMaven => &java_maven::JavaMaven,
             ToolchainId::JavascriptJest => &javascript_jest::JavascriptJest::JAVASCRIPT,
             ToolchainId::JavascriptMocha => &javascript_mocha::JavascriptMocha,
+            ToolchainId::JavascriptNodeTest => &javascript_node_test::JavascriptNodeTest,
             ToolchainId::TypescriptJest => &javascript_jest::JavascriptJest::TYPESCRIPT,
         }
     }

@@ -105,17 +105,19 @@ pub fn local_recipe(repo: &Repo, framework: &str) -> LocalRecipe {
         "JavaScript needs node and {framework} on this host for the local sandbox (Debian's \
          `nodejs` and `{framework}` packages), or use --sandbox docker"
     );
+    let mut requires = vec![Requirement {
+        argv: vec!["node".into(), "--version".into()],
+        hint: hint.clone(),
+    }];
+    // node's own test runner needs nothing more.
+    if framework != "node" {
+        requires.push(Requirement {
+            argv: vec![framework.into(), "--version".into()],
+            hint,
+        });
+    }
     LocalRecipe {
-        requires: vec![
-            Requirement {
-                argv: vec!["node".into(), "--version".into()],
-                hint: hint.clone(),
-            },
-            Requirement {
-                argv: vec![framework.into(), "--version".into()],
-                hint,
-            },
-        ],
+        requires,
         env_dir: Some(EnvDir {
             key: vec![
                 repo.commit.clone(),
@@ -168,7 +170,8 @@ pub fn accepts(profile: &Profile, framework: &str) -> Result<(), super::Unsuppor
         f if f == framework => Ok(()),
         "" => Err(super::Unsupported(
             "no test framework found in package.json (its `test` script or its \
-             devDependencies): swe-forge tests JavaScript with jest or mocha"
+             devDependencies): swe-forge tests JavaScript with jest, mocha or node's test \
+             runner (`node --test`)"
                 .to_string(),
         )),
         other => Err(super::Unsupported(format!(
@@ -274,7 +277,7 @@ impl Profiler for NodeProfiler {
             Some(shipped) if candidates.iter().any(|f| shipped.contains(f)) => {
                 let kept: Vec<String> = candidates
                     .into_iter()
-                    .filter(|f| shipped.contains(f))
+                    .filter(|f| shipped.contains(f.as_str()))
                     .collect();
                 let reason = format!(
                     "what package.json's `files`, `main` and `bin` ship: {}",
@@ -348,8 +351,7 @@ struct Shipped {
 }
 
 impl Shipped {
-    fn contains(&self, file: &String) -> bool {
-        let file = file.as_str();
+    fn contains(&self, file: &str) -> bool {
         if self.always.iter().any(|a| a == file) {
             return true;
         }
@@ -552,7 +554,7 @@ mod tests {
             "bin/y.js",
             "lib/index.js",
         ] {
-            assert!(shipped.contains(&f.to_string()), "{f}");
+            assert!(shipped.contains(f), "{f}");
         }
         for f in [
             "support/build_demo.js",
@@ -560,7 +562,7 @@ mod tests {
             "dist/sub/a.mjs",
             "libx/a.js",
         ] {
-            assert!(!shipped.contains(&f.to_string()), "{f}");
+            assert!(!shipped.contains(f), "{f}");
         }
         assert!(shipped_files(&serde_json::json!({"name": "x"})).is_none());
         assert!(!is_shipped_script("src/__fixtures__/tests.ts"));
