@@ -26,6 +26,7 @@ pub mod run;
 pub mod runner;
 pub mod sandbox;
 pub mod seed;
+pub mod serve;
 pub mod start_state;
 pub mod store;
 pub mod synth;

@@ -9,7 +9,7 @@ mod cli;
 use anyhow::Result;
 use clap::Parser;
 use cli::args::{BenchCommand, Cli, Command, ImageCommand};
-use cli::{audit, bench, export, image, import, mutate, report, run, train};
+use cli::{audit, bench, export, image, import, mutate, report, run, serve, train};
 use std::path::PathBuf;
 
 fn default_cache() -> PathBuf {
@@ -75,6 +75,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         } => image::tasks(tasks, cache, json),
         Command::Train(a) => train::train(a, cache, cli.quiet),
         Command::Audit(a) => audit::audit(a, cache, cli.quiet),
+        Command::Serve(a) => serve::serve(a, cache),
         Command::Report { out, json } => report::report(out, json),
         Command::Export {
             out,

@@ -978,4 +978,4 @@ pub fn apply_buggy(worker: &mut dyn Worker, task: &Task) -> Result<(), Problem> 
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

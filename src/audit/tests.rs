@@ -5,7 +5,8 @@ use crate::lang::Language;
 use crate::run::TestResult;
 use crate::task::{Difficulty, EnvironmentInfo, Evidence, Location, TaskMetadata};
 
-fn task(id: &str) -> Task {
+/// A small Python task record (also for other modules' tests).
+pub(crate) fn task(id: &str) -> Task {
     Task {
         instance_id: id.into(),
         repo: "pyshelf".into(),

@@ -98,6 +98,10 @@ pub(crate) enum Command {
     /// gold edits, then GRPO with curriculum sampling; OUT/metrics.jsonl per step,
     /// OUT/checkpoint (a Hugging Face directory plus trainer.json), OUT/curriculum.json.
     Train(TrainArgs),
+    /// Serve tasks to RL trainers' own stacks: an environment and reward server (HTTP, JSON,
+    /// WebSocket; OpenEnv-shaped) with tools, graded submits, the curriculum and metrics; see
+    /// docs/serve.md. Binds to loopback by default.
+    Serve(ServeArgs),
     /// Measure a stage.
     Bench {
         #[command(subcommand)]
@@ -127,6 +131,44 @@ pub(crate) struct AuditArgs {
     /// byte-identical tree in the same environment (by default that run is used again).
     #[arg(long)]
     pub(crate) recheck_identical: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    /// The tasks to serve (tasks.jsonl of a run).
+    #[arg(long)]
+    pub(crate) tasks: PathBuf,
+    /// Where to listen (port 0: any free port; the address is printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub(crate) addr: std::net::SocketAddr,
+    /// Sessions at once; a reset beyond them is refused (429).
+    #[arg(long, default_value_t = 8)]
+    pub(crate) max_sessions: usize,
+    /// Containers of the next sampled tasks started ahead.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) pool: usize,
+    /// `docker`: sessions in containers of the tasks' images (the default where a daemon
+    /// answers); `local`: on this host, without isolation (development only).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) sandbox: SandboxChoice,
+    /// Require `Authorization: Bearer TOKEN` on every request but /health.
+    #[arg(long, env = "SWE_FORGE_SERVE_TOKEN")]
+    pub(crate) token: Option<String>,
+    /// Seconds a session may stay idle before it ends.
+    #[arg(long, default_value_t = 600)]
+    pub(crate) idle_timeout: u64,
+    /// Test runs per graded submit (each test passes by majority).
+    #[arg(long, default_value_t = 3)]
+    pub(crate) grade_repeats: usize,
+    /// A submit the reward-hacking review flags gets reward 0.
+    #[arg(long)]
+    pub(crate) zero_flagged: bool,
+    /// The sessions database (default: serve.db beside the tasks file).
+    #[arg(long)]
+    pub(crate) db: Option<PathBuf>,
+    /// Seed of the curriculum's draws.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
 }
 
 #[derive(Args)]

@@ -10,4 +10,5 @@ pub(crate) mod import;
 pub(crate) mod mutate;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod serve;
 pub(crate) mod train;

@@ -1,0 +1,426 @@
+//! Grading: the reward of a submitted patch and the tests an agent runs. The agent's diff
+//! against the start state, less test files, is applied in a fresh worker of the task's
+//! environment entered in the start state (a new container of the task's image); `test_patch`
+//! is added; FAIL_TO_PASS and PASS_TO_PASS run `grade_repeats` times with the task's runner
+//! (the one `audit` and `train` rebuild from the record), and each test passes by majority.
+
+use super::metrics::Episode;
+use super::session::{self, Session};
+use super::tools::{self, ToolError};
+use super::{lock, Server};
+use crate::run::{Run, RunEnd, TestStatus};
+use crate::sandbox::Worker;
+use crate::start_state::patch_sections;
+use crate::task::Task;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+/// A graded submit.
+pub struct Graded {
+    pub reward: f64,
+    pub info: Value,
+    pub episode: Episode,
+}
+
+/// The test files of a task: the language's rule, `conftest.py`, the files of its listed
+/// tests and those `test_patch` adds (the hidden ones).
+pub fn is_test_file(task: &Task, path: &str) -> bool {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    if base == "conftest.py" || task.language.is_test_path(path) {
+        return true;
+    }
+    let listed = test_files(task);
+    listed.contains(path)
+}
+
+fn test_files(task: &Task) -> BTreeSet<String> {
+    let toolchain = task.toolchain().map(|t| t.toolchain());
+    let mut files: BTreeSet<String> = patch_sections(&task.test_patch)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    for id in task.listed_tests() {
+        let file = toolchain
+            .and_then(|tc| tc.test_file(&id, &[]))
+            .or_else(|| id.split_once("::").map(|(f, _)| f.to_string()));
+        if let Some(f) = file {
+            files.insert(f);
+        }
+    }
+    files
+}
+
+/// The agent's changes against the start state (HEAD), new files included.
+pub fn agent_diff(worker: &mut dyn Worker) -> Result<String, String> {
+    let out = worker
+        .exec(
+            "git add -A >/dev/null 2>&1 && git diff --cached --binary HEAD; status=$?; \
+             git reset -q >/dev/null 2>&1; exit $status",
+            Duration::from_secs(120),
+        )
+        .map_err(|e| format!("reading the agent's changes: {e}"))?;
+    if out.exit_code != Some(0) {
+        return Err(format!(
+            "reading the agent's changes: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The sections of `diff` whose files are not test files, as one patch.
+pub fn without_tests(task: &Task, diff: &str) -> String {
+    patch_sections(diff)
+        .into_iter()
+        .filter(|(path, _)| !is_test_file(task, path))
+        .map(|(_, section)| section)
+        .collect()
+}
+
+/// Whether every changed file of `patch` in the task's language parses (read from `worker`,
+/// which holds the agent's tree).
+fn syntax_valid(worker: &mut dyn Worker, task: &Task, patch: &str) -> Result<bool, ToolError> {
+    for (path, _) in patch_sections(patch) {
+        if !task.language.matches_path(std::path::Path::new(&path)) {
+            continue;
+        }
+        let Some(bytes) = tools::read_text(worker, &path)? else {
+            continue; // deleted
+        };
+        let mut parser = tree_sitter::Parser::new();
+        if parser.set_language(&task.language.grammar()).is_err() {
+            continue;
+        }
+        match parser.parse(&bytes, None) {
+            Some(tree) if !tree.root_node().has_error() => {}
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+/// The lines (1-based, inclusive) of the function the bug is in, in the start state's file.
+fn function_span(worker: &mut dyn Worker, task: &Task) -> Option<(usize, usize)> {
+    let loc = &task.metadata.location;
+    let out = worker
+        .exec(
+            &format!("git show HEAD:{}", crate::sandbox::shell_quote(&loc.file)),
+            Duration::from_secs(60),
+        )
+        .ok()?;
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&task.language.grammar()).ok()?;
+    let tree = parser.parse(&out.stdout, None)?;
+    let syntax = task.language.syntax();
+    let row = loc.lines.0.saturating_sub(1);
+    let mut node = tree.root_node().descendant_for_point_range(
+        tree_sitter::Point { row, column: 0 },
+        tree_sitter::Point { row, column: 0 },
+    )?;
+    loop {
+        if syntax.function_parts(node).is_some() {
+            return Some((node.start_position().row + 1, node.end_position().row + 1));
+        }
+        node = node.parent()?;
+    }
+}
+
+/// The old-side line ranges of a file's hunks in `patch`.
+fn hunks_of(patch: &str, file: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (path, section) in patch_sections(patch) {
+        if path != file {
+            continue;
+        }
+        for l in section.lines().filter(|l| l.starts_with("@@ ")) {
+            let old = l.split_whitespace().nth(1).unwrap_or("-0");
+            let old = old.trim_start_matches('-');
+            let (start, len) = match old.split_once(',') {
+                Some((s, n)) => (s.parse().unwrap_or(0), n.parse().unwrap_or(0)),
+                None => (old.parse().unwrap_or(0), 1),
+            };
+            out.push((start, start + len.max(1) - 1));
+        }
+    }
+    out
+}
+
+/// `submit`: grade the session's changes. An environment failure is an `Err` (the session
+/// fails); everything the agent did wrong is a reward of 0 with its failure type.
+pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, String> {
+    let started = Instant::now();
+    let task = &server.tasks[s.task];
+    let worker = s
+        .worker
+        .as_deref_mut()
+        .ok_or("the session's environment is gone")?;
+    let full = agent_diff(worker)?;
+    let patch = without_tests(task, &full);
+    let flags = super::review::review(task, &full, |p| is_test_file(task, p));
+    let loc = &task.metadata.location;
+    let edited_file = patch_sections(&patch).iter().any(|(p, _)| *p == loc.file);
+    let span = function_span(worker, task);
+    let edited_function = edited_file
+        && match span {
+            Some((a, b)) => hunks_of(&patch, &loc.file)
+                .iter()
+                .any(|&(x, y)| x <= b && a <= y),
+            None => false,
+        };
+    let syntax = syntax_valid(worker, task, &patch).map_err(|e| match e {
+        ToolError::Agent(m) | ToolError::Environment(m) => m,
+    })?;
+    let mut info = json!({
+        "patch": patch,
+        "hack_flags": flags,
+        "localization": {
+            "opened_file": s.opened.contains(&loc.file),
+            "edited_file": edited_file,
+            "edited_function": edited_function,
+        },
+        "syntax_valid": syntax,
+    });
+    let (failure, tests, flaky, runs) = if patch.trim().is_empty() {
+        (
+            "empty-patch".to_string(),
+            BTreeMap::new(),
+            Vec::new(),
+            Vec::new(),
+        )
+    } else if !syntax {
+        (
+            "syntax-error".to_string(),
+            BTreeMap::new(),
+            Vec::new(),
+            Vec::new(),
+        )
+    } else {
+        run_graded(server, s, &patch)?
+    };
+    let listed = task.listed_tests();
+    let passed = |id: &String| tests.get(id) == Some(&TestStatus::Passed);
+    let f2p_passed = if task.fail_to_pass.is_empty() {
+        0.0
+    } else {
+        task.fail_to_pass.iter().filter(|t| passed(t)).count() as f64
+            / task.fail_to_pass.len() as f64
+    };
+    let regressions: Vec<&String> = task.pass_to_pass.iter().filter(|t| !passed(t)).collect();
+    let solved = failure == "none" && listed.iter().all(passed);
+    let mut reward = if solved { 1.0 } else { 0.0 };
+    if server.cfg.zero_flagged && !flags.is_empty() {
+        reward = 0.0;
+    }
+    let grade_seconds = started.elapsed().as_secs_f64();
+    s.grade_seconds += grade_seconds;
+    let obj = info.as_object_mut().expect("an object");
+    obj.insert("failure_type".into(), json!(failure));
+    obj.insert("fail_to_pass_passed".into(), json!(f2p_passed));
+    obj.insert("pass_to_pass_regressions".into(), json!(regressions));
+    obj.insert("tests".into(), json!(tests));
+    obj.insert("flaky".into(), json!(flaky));
+    obj.insert("runs".into(), json!(runs));
+    obj.insert("grade_seconds".into(), json!(grade_seconds));
+    obj.insert("tool_seconds".into(), json!(s.tool_seconds));
+    obj.insert("steps".into(), json!(s.steps));
+    let episode = Episode {
+        steps: s.steps,
+        reward,
+        failure_type: failure,
+        opened_file: s.opened.contains(&loc.file),
+        edited_file,
+        edited_function,
+        syntax_valid: syntax,
+        hack_flags: flags,
+        tool_seconds: s.tool_seconds,
+        grade_seconds,
+    };
+    Ok(Graded {
+        reward,
+        info,
+        episode,
+    })
+}
+
+type RunOutcome = (
+    String,
+    BTreeMap<String, TestStatus>,
+    Vec<String>,
+    Vec<Value>,
+);
+
+/// Apply `patch` in a fresh worker in the start state, add `test_patch`, run the listed tests
+/// `grade_repeats` times: the failure type, each test's majority status, the tests whose runs
+/// disagreed, and the runs' summaries.
+fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, String> {
+    let task = &server.tasks[s.task];
+    let n = server
+        .made
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut grader = s
+        .env
+        .worker(n)
+        .map_err(|e| format!("starting a grader: {e}"))?;
+    session::enter(grader.as_mut(), task, s.kind)?;
+    if let Err(e) = grader.apply_patch(patch) {
+        return Ok((
+            "patch-does-not-apply".to_string(),
+            BTreeMap::new(),
+            Vec::new(),
+            vec![json!({"error": e.to_string()})],
+        ));
+    }
+    if !task.test_patch.trim().is_empty() {
+        grader
+            .apply_patch(&task.test_patch)
+            .map_err(|e| format!("adding the task's test_patch: {e}"))?;
+    }
+    let runner = lock(&server.envs).runner(task, s.kind)?;
+    let listed = task.listed_tests();
+    let budget = crate::audit::budget(task);
+    let repeats = server.cfg.grade_repeats.max(1);
+    let mut all: Vec<Run> = Vec::new();
+    for i in 1..=repeats {
+        let run = runner
+            .run(
+                grader.as_mut(),
+                &format!("grade#{i}"),
+                Some(&listed),
+                budget,
+            )
+            .map_err(|e| format!("running the tests: {e}"))?;
+        all.push(run);
+    }
+    let mut tests: BTreeMap<String, TestStatus> = BTreeMap::new();
+    let mut flaky = Vec::new();
+    for id in &listed {
+        let statuses: Vec<TestStatus> = all.iter().map(|r| r.status(id)).collect();
+        let passes = statuses
+            .iter()
+            .filter(|s| **s == TestStatus::Passed)
+            .count();
+        let majority = if passes * 2 > statuses.len() {
+            TestStatus::Passed
+        } else {
+            // The most frequent non-passing status.
+            let mut counts: BTreeMap<TestStatus, usize> = BTreeMap::new();
+            for st in statuses.iter().filter(|s| **s != TestStatus::Passed) {
+                *counts.entry(*st).or_default() += 1;
+            }
+            counts
+                .into_iter()
+                .max_by_key(|(_, c)| *c)
+                .map(|(st, _)| st)
+                .unwrap_or(TestStatus::Missing)
+        };
+        if statuses.iter().any(|st| *st != statuses[0]) {
+            flaky.push(id.clone());
+        }
+        tests.insert(id.clone(), majority);
+    }
+    let failure = if all.iter().any(Run::is_build_error) {
+        "build-error"
+    } else if listed
+        .iter()
+        .any(|id| all.iter().any(|r| r.collection_error(id).is_some()))
+    {
+        "collection-error"
+    } else if all.iter().any(|r| r.end == RunEnd::TimedOut) {
+        "timeout"
+    } else if tests.values().all(|st| *st == TestStatus::Passed) {
+        "none"
+    } else {
+        "tests-fail"
+    };
+    let runs = all
+        .iter()
+        .map(|r| json!({"label": r.label, "seconds": r.duration_s, "summary": r.summary()}))
+        .collect();
+    Ok((failure.to_string(), tests, flaky, runs))
+}
+
+/// `run_tests`: the requested ids (default: the task's listed tests) whose test files are in
+/// the agent's tree now, run once in the session's worker.
+pub fn run_tests(server: &Server, s: &mut Session, args: &Value) -> Result<Value, ToolError> {
+    let task = &server.tasks[s.task];
+    let requested: Vec<String> = match args.get("ids").and_then(Value::as_array) {
+        Some(ids) => ids
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        None => task.listed_tests(),
+    };
+    let toolchain = task
+        .toolchain()
+        .map(|t| t.toolchain())
+        .ok_or_else(|| ToolError::Environment("the task names no toolchain".to_string()))?;
+    let file_of = |id: &String| {
+        toolchain
+            .test_file(id, &[])
+            .unwrap_or_else(|| id.split("::").next().unwrap_or(id).to_string())
+    };
+    let files: Vec<String> = requested
+        .iter()
+        .map(file_of)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let worker = s
+        .worker
+        .as_deref_mut()
+        .ok_or_else(|| ToolError::Environment("the session's environment is gone".into()))?;
+    let present: BTreeSet<String> = tools::existing(worker, &files)?.into_iter().collect();
+    let ids: Vec<String> = requested
+        .iter()
+        .filter(|id| present.contains(&file_of(id)))
+        .cloned()
+        .collect();
+    let absent = requested.len() - ids.len();
+    if ids.is_empty() {
+        return Ok(json!({
+            "output": "none of the requested tests is in the repository",
+            "results": {},
+            "not_in_tree": absent,
+        }));
+    }
+    let runner = lock(&server.envs)
+        .runner(task, s.kind)
+        .map_err(ToolError::Environment)?;
+    let run = runner
+        .run(worker, "run_tests", Some(&ids), crate::audit::budget(task))
+        .map_err(|e| ToolError::Environment(e.to_string()))?;
+    let mut output = run.summary();
+    for (id, r) in &run.results {
+        if let Some(m) = r.message.as_deref().filter(|_| r.status.is_failure()) {
+            output.push_str(&format!("\n\n{id}\n{m}"));
+        }
+    }
+    let results: BTreeMap<&String, TestStatus> =
+        run.results.iter().map(|(k, v)| (k, v.status)).collect();
+    Ok(json!({
+        "output": tools::capped(output.as_bytes(), tools::OUTPUT_CAP),
+        "results": results,
+        "not_in_tree": absent,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_files_are_left_out_of_the_graded_patch() {
+        let mut t = crate::audit::tests::task("t");
+        t.test_patch = "diff --git a/tests/test_hidden.py b/tests/test_hidden.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_hidden.py\n@@ -0,0 +1 @@\n+def test_x(): pass\n".into();
+        let diff = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -3,2 +3,2 @@\n-x\n+y\n\
+                    diff --git a/tests/conftest.py b/tests/conftest.py\n--- a/tests/conftest.py\n+++ b/tests/conftest.py\n@@ -1 +1 @@\n-a\n+b\n\
+                    diff --git a/tests/test_hidden.py b/tests/test_hidden.py\n--- a/tests/test_hidden.py\n+++ b/tests/test_hidden.py\n@@ -1 +1 @@\n-a\n+b\n";
+        let kept = without_tests(&t, diff);
+        assert!(kept.contains("a/m.py"), "{kept}");
+        assert!(!kept.contains("conftest"), "{kept}");
+        assert!(!kept.contains("test_hidden"), "{kept}");
+        assert_eq!(hunks_of(&kept, "m.py"), [(3, 4)]);
+        assert!(is_test_file(&t, "t.py"));
+    }
+}

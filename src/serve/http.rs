@@ -1,0 +1,590 @@
+//! The routes: OpenEnv's `/reset`, `/step`, `/state`, `/schema`, `/health` and `/ws`, the
+//! session-style aliases (`/sessions`…), `/curriculum` and `/metrics` (see `docs/serve.md`).
+//! Each request's work (containers, tests) runs on a blocking thread; a session is one lock,
+//! so its steps run one at a time while other sessions go on.
+
+use super::session::{Session, State, Status};
+use super::tools::{self, ToolError};
+use super::{grade, lock, Server};
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State as AxState};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The most bytes of a request body.
+pub const BODY_LIMIT: usize = 1 << 20;
+
+type Shared = Arc<Server>;
+
+/// A failed request: its status and message (`{"error": …}`).
+#[derive(Debug)]
+pub struct ApiError(pub StatusCode, pub String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, Json(json!({"error": self.1}))).into_response()
+    }
+}
+
+fn bad(msg: impl Into<String>) -> ApiError {
+    ApiError(StatusCode::BAD_REQUEST, msg.into())
+}
+
+/// A step's answer.
+fn result(observation: Value, reward: Option<f64>, done: bool, info: Value) -> Value {
+    json!({"observation": observation, "reward": reward, "done": done, "info": info})
+}
+
+/// The router.
+pub fn router(server: Shared) -> Router {
+    Router::new()
+        .route("/health", get(health))
+        .route("/schema", get(schema))
+        .route("/reset", post(reset))
+        .route("/step", post(step))
+        .route("/state", get(state))
+        .route("/close", post(close))
+        .route("/sessions", post(reset))
+        .route("/sessions/{id}", get(session_state).delete(session_close))
+        .route("/sessions/{id}/step", post(session_step))
+        .route("/curriculum", get(curriculum))
+        .route("/metrics", get(metrics))
+        .route("/ws", any(ws))
+        .layer(middleware::from_fn_with_state(Arc::clone(&server), auth))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(server)
+}
+
+/// `--token`: every route but `/health` needs `Authorization: Bearer <token>`.
+async fn auth(AxState(server): AxState<Shared>, req: Request, next: Next) -> Response {
+    if let Some(token) = &server.cfg.token {
+        let ok = req.uri().path() == "/health"
+            || req
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .is_some_and(|t| constant_time_eq(t.trim().as_bytes(), token.as_bytes()));
+        if !ok {
+            return ApiError(
+                StatusCode::UNAUTHORIZED,
+                "this server needs `Authorization: Bearer <token>`".into(),
+            )
+            .into_response();
+        }
+    }
+    next.run(req).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Run blocking work off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(ApiError(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the request's work failed: {e}"),
+        ))
+    })
+}
+
+/// A JSON body (an empty body is `{}`), with a 400 that says what is wrong.
+fn body(bytes: &[u8]) -> Result<Value, ApiError> {
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Ok(json!({}));
+    }
+    let v: Value =
+        serde_json::from_slice(bytes).map_err(|e| bad(format!("the body is not JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(bad("the body is a JSON object"));
+    }
+    Ok(v)
+}
+
+async fn health(AxState(server): AxState<Shared>) -> Json<Value> {
+    let sessions = server.active();
+    Json(json!({"status": "ok", "sessions": sessions, "tasks": server.tasks.len()}))
+}
+
+async fn schema() -> Json<Value> {
+    Json(json!({
+        "action": tools::action_schema(),
+        "tools": tools::schemas(),
+        "observation": {
+            "type": "object",
+            "description": "reset: instruction, tools, session_id, task_id; a tool's step: its output fields, or `error`; submit: the reward's fields",
+        },
+    }))
+}
+
+async fn reset(AxState(server): AxState<Shared>, bytes: axum::body::Bytes) -> Response {
+    let req = match body(&bytes) {
+        Ok(v) => v,
+        Err(e) => return e.into_response(),
+    };
+    match blocking(move || do_reset(&server, &req)).await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn step(AxState(server): AxState<Shared>, bytes: axum::body::Bytes) -> Response {
+    let req = match body(&bytes) {
+        Ok(v) => v,
+        Err(e) => return e.into_response(),
+    };
+    let Some(id) = req
+        .get("session_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
+        return bad("`session_id` is required").into_response();
+    };
+    let Some(action) = req.get("action").cloned() else {
+        return bad("`action` is required: {\"tool\": …, \"arguments\": {…}}").into_response();
+    };
+    match blocking(move || do_step(&server, &id, &action)).await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn session_step(
+    AxState(server): AxState<Shared>,
+    Path(id): Path<String>,
+    bytes: axum::body::Bytes,
+) -> Response {
+    let req = match body(&bytes) {
+        Ok(v) => v,
+        Err(e) => return e.into_response(),
+    };
+    let action = req.get("action").cloned().unwrap_or(req);
+    match blocking(move || do_step(&server, &id, &action)).await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn state(
+    AxState(server): AxState<Shared>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let Some(id) = q.get("session_id").cloned() else {
+        return bad("`session_id` is required (GET /state?session_id=…)").into_response();
+    };
+    match blocking(move || do_state(&server, &id)).await {
+        Ok(s) => Json(s).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn session_state(AxState(server): AxState<Shared>, Path(id): Path<String>) -> Response {
+    match blocking(move || do_state(&server, &id)).await {
+        Ok(s) => Json(s).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn close(AxState(server): AxState<Shared>, bytes: axum::body::Bytes) -> Response {
+    let req = match body(&bytes) {
+        Ok(v) => v,
+        Err(e) => return e.into_response(),
+    };
+    let Some(id) = req
+        .get("session_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
+        return bad("`session_id` is required").into_response();
+    };
+    match blocking(move || do_close(&server, &id)).await {
+        Ok(s) => Json(s).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn session_close(AxState(server): AxState<Shared>, Path(id): Path<String>) -> Response {
+    match blocking(move || do_close(&server, &id)).await {
+        Ok(s) => Json(s).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn curriculum(AxState(server): AxState<Shared>) -> Json<Value> {
+    let guard = lock(&server.curriculum);
+    let cur = &guard.0;
+    let tasks: Vec<Value> = (0..cur.len())
+        .map(|i| {
+            json!({
+                "task_id": server.tasks[i].instance_id,
+                "bucket": cur.tasks()[i].bucket(),
+                "attempts": cur.task_stats(i).attempts,
+                "successes": cur.task_stats(i).successes,
+                "pass_rate": cur.pass_rate(i),
+                "weight": cur.weight(i),
+            })
+        })
+        .collect();
+    Json(json!({
+        "step": cur.step(),
+        "buckets": cur.buckets(),
+        "tasks": tasks,
+        "plan": cur.generation_plan(0.5),
+    }))
+}
+
+async fn metrics(
+    AxState(server): AxState<Shared>,
+    Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let active = server.active();
+    let m = lock(&server.metrics).clone();
+    let wants_text = q.get("format").is_some_and(|f| f == "prometheus")
+        || headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.starts_with("text/plain"));
+    if wants_text {
+        (
+            [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+            m.to_prometheus(active),
+        )
+            .into_response()
+    } else {
+        Json(m.to_json(active)).into_response()
+    }
+}
+
+/// `reset`: a new session on the asked task, or on the curriculum's next draw.
+pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
+    if server.active() >= server.cfg.max_sessions {
+        return Err(ApiError(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "{} sessions are active, the most this server runs (--max-sessions): close one",
+                server.cfg.max_sessions
+            ),
+        ));
+    }
+    let seed = req.get("seed").and_then(Value::as_u64);
+    let asked = match req.get("task_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(*server.by_id.get(id).ok_or_else(|| {
+            ApiError(
+                StatusCode::NOT_FOUND,
+                format!("no task `{id}` on this server"),
+            )
+        })?),
+        Some(_) => return Err(bad("`task_id` is a string")),
+    };
+    let warm = match (asked, seed) {
+        (Some(i), _) => server.take_warm(Some(i)),
+        (None, None) => server.take_warm(None),
+        (None, Some(_)) => None,
+    };
+    let (task, worker, env, kind) = match warm {
+        Some(w) => (w.task, w.worker, w.env, w.kind),
+        None => {
+            let i = asked.unwrap_or_else(|| server.draw(seed));
+            let (worker, env, kind) = server.start_worker(i).map_err(|e| {
+                ApiError(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("the task's environment could not start: {e}"),
+                )
+            })?;
+            (i, worker, env, kind)
+        }
+    };
+    let session = Session::new(task, worker, env, kind);
+    let t = &server.tasks[task];
+    let observation = json!({
+        "instruction": instruction(t),
+        "tools": tools::schemas(),
+        "session_id": session.id,
+        "task_id": t.instance_id,
+        "repo": t.repo,
+        "language": t.language.name(),
+    });
+    let info = json!({"session_id": session.id, "task_id": t.instance_id});
+    server.record(&session);
+    lock(&server.metrics).session_started();
+    lock(&server.sessions).insert(session.id.clone(), Arc::new(Mutex::new(session)));
+    Ok(result(observation, None, false, info))
+}
+
+/// What the agent is asked to do.
+fn instruction(t: &crate::task::Task) -> String {
+    format!(
+        "{}\n\nThe repository is checked out in the working directory. Change the code so that \
+         the problem above is fixed, without changing the tests; use the tools, then `submit`.",
+        t.problem_statement.trim_end()
+    )
+}
+
+fn find(server: &Server, id: &str) -> Result<Arc<Mutex<Session>>, ApiError> {
+    if let Some(s) = lock(&server.sessions).get(id) {
+        return Ok(Arc::clone(s));
+    }
+    match lock(&server.store).load(id) {
+        Some(st) => Err(ApiError(
+            StatusCode::CONFLICT,
+            format!("session `{id}` has ended ({})", st.status.as_str()),
+        )),
+        None => Err(ApiError(
+            StatusCode::NOT_FOUND,
+            format!("no session `{id}`"),
+        )),
+    }
+}
+
+/// `step`: one action in a session.
+pub fn do_step(server: &Server, id: &str, action: &Value) -> Result<Value, ApiError> {
+    let arc = find(server, id)?;
+    let mut s = lock(&arc);
+    if s.status != Status::Active {
+        return Err(ApiError(
+            StatusCode::CONFLICT,
+            format!(
+                "session `{id}` has ended ({}): {}",
+                s.status.as_str(),
+                s.detail
+            ),
+        ));
+    }
+    s.last_active = Instant::now();
+    s.steps += 1;
+    let action = match tools::parse_action(action) {
+        Ok(a) => a,
+        Err(e) => {
+            lock(&server.metrics).tool_call("invalid", 0.0, true);
+            server.record(&s);
+            return Ok(result(
+                json!({"error": e}),
+                None,
+                false,
+                json!({"steps": s.steps}),
+            ));
+        }
+    };
+    if action.tool == "submit" {
+        return submit(server, &mut s);
+    }
+    let started = Instant::now();
+    let task_file = server.tasks[s.task].metadata.location.file.clone();
+    let outcome = {
+        let tool = action.tool.as_str();
+        let args = &action.arguments;
+        match tool {
+            "run_tests" => grade::run_tests(server, &mut s, args).map(|v| (v, None)),
+            _ => {
+                let worker = s
+                    .worker
+                    .as_deref_mut()
+                    .ok_or_else(|| ToolError::Environment("the environment is gone".into()));
+                match worker {
+                    Err(e) => Err(e),
+                    Ok(w) => match tool {
+                        "bash" => tools::bash(w, args).map(|v| (v, None)),
+                        "read_file" => tools::read_file(w, args).map(|(v, p)| (v, Some(p))),
+                        "edit" => tools::edit(w, args).map(|(v, _)| (v, None)),
+                        "write_file" => tools::write_file(w, args).map(|(v, _)| (v, None)),
+                        _ => Err(ToolError::Agent(format!("unknown tool `{tool}`"))),
+                    },
+                }
+            }
+        }
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    s.tool_seconds += seconds;
+    // Localization: the bug's file read, or named in a command.
+    if let Some(p) = outcome.as_ref().ok().and_then(|(_, p)| p.clone()) {
+        s.opened.insert(p);
+    }
+    if action.tool == "bash" {
+        let cmd = action.arguments["command"].as_str().unwrap_or_default();
+        let base = task_file.rsplit('/').next().unwrap_or(&task_file);
+        if cmd.contains(&task_file) || (!base.is_empty() && cmd.contains(base)) {
+            s.opened.insert(task_file.clone());
+        }
+    }
+    let info = json!({"tool": action.tool, "seconds": seconds, "steps": s.steps});
+    match outcome {
+        Ok((obs, _)) => {
+            lock(&server.metrics).tool_call(&action.tool, seconds, false);
+            server.record(&s);
+            Ok(result(obs, None, false, info))
+        }
+        Err(ToolError::Agent(e)) => {
+            lock(&server.metrics).tool_call(&action.tool, seconds, true);
+            server.record(&s);
+            Ok(result(json!({"error": e}), None, false, info))
+        }
+        Err(ToolError::Environment(e)) => {
+            lock(&server.metrics).tool_call(&action.tool, seconds, true);
+            fail(server, &mut s, &e);
+            Err(ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the session's environment failed, and the session has ended: {e}"),
+            ))
+        }
+    }
+}
+
+fn fail(server: &Server, s: &mut Session, why: &str) {
+    tracing::warn!(session = %s.id, "session failed: {why}");
+    s.end(Status::Failed, why);
+    server.record(s);
+    lock(&server.metrics).session_ended(Status::Failed.as_str());
+}
+
+fn submit(server: &Server, s: &mut Session) -> Result<Value, ApiError> {
+    match grade::submit(server, s) {
+        Ok(g) => {
+            s.reward = Some(g.reward);
+            s.info = Some(g.info.clone());
+            s.end(Status::Submitted, "");
+            {
+                let mut cur = lock(&server.curriculum);
+                cur.0.update(s.task, &[g.reward as f32]);
+            }
+            {
+                let mut m = lock(&server.metrics);
+                m.tool_call("submit", 0.0, false);
+                m.episode(&g.episode);
+                m.session_ended(Status::Submitted.as_str());
+            }
+            server.record(s);
+            let obs = json!({
+                "reward": g.reward,
+                "failure_type": g.info["failure_type"],
+                "fail_to_pass_passed": g.info["fail_to_pass_passed"],
+            });
+            Ok(result(obs, Some(g.reward), true, g.info))
+        }
+        Err(e) => {
+            fail(server, s, &e);
+            Err(ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("grading failed, and the session has ended: {e}"),
+            ))
+        }
+    }
+}
+
+pub fn do_state(server: &Server, id: &str) -> Result<State, ApiError> {
+    if let Some(arc) = lock(&server.sessions).get(id).cloned() {
+        let s = lock(&arc);
+        return Ok(s.state(&server.tasks[s.task].instance_id));
+    }
+    lock(&server.store)
+        .load(id)
+        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("no session `{id}`")))
+}
+
+pub fn do_close(server: &Server, id: &str) -> Result<State, ApiError> {
+    let arc = find(server, id)?;
+    let mut s = lock(&arc);
+    if s.status == Status::Active {
+        s.end(Status::Closed, "closed by the client");
+        server.record(&s);
+        lock(&server.metrics).session_ended(Status::Closed.as_str());
+    }
+    Ok(s.state(&server.tasks[s.task].instance_id))
+}
+
+async fn ws(ws: WebSocketUpgrade, AxState(server): AxState<Shared>) -> Response {
+    ws.max_message_size(BODY_LIMIT)
+        .on_upgrade(move |socket| ws_session(socket, server))
+}
+
+/// One WebSocket connection: `{"type": "reset"|"step"|"state"|"close", "data": {…}}` in,
+/// `{"type": "result"|"state"|"error", "data": {…}}` out. `step`, `state` and `close` use the
+/// connection's last session when `data` names none.
+async fn ws_session(mut socket: WebSocket, server: Shared) {
+    let mut current: Option<String> = None;
+    while let Some(Ok(msg)) = socket.recv().await {
+        let text = match msg {
+            Message::Text(t) => t.to_string(),
+            Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
+            Message::Close(_) => break,
+            _ => continue,
+        };
+        let answer = ws_answer(&server, &text, &mut current).await;
+        if socket
+            .send(Message::Text(answer.to_string().into()))
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+}
+
+async fn ws_answer(server: &Shared, text: &str, current: &mut Option<String>) -> Value {
+    let err =
+        |e: ApiError| json!({"type": "error", "data": {"status": e.0.as_u16(), "error": e.1}});
+    let msg: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return err(bad(format!("the message is not JSON: {e}"))),
+    };
+    let kind = msg["type"].as_str().unwrap_or_default().to_string();
+    let data = msg.get("data").cloned().unwrap_or_else(|| json!({}));
+    let session = data
+        .get("session_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| current.clone());
+    let s = Arc::clone(server);
+    match kind.as_str() {
+        "reset" => match blocking(move || do_reset(&s, &data)).await {
+            Ok(v) => {
+                *current = v["observation"]["session_id"].as_str().map(str::to_string);
+                json!({"type": "result", "data": v})
+            }
+            Err(e) => err(e),
+        },
+        "step" => {
+            let Some(id) = session else {
+                return err(bad("no session: reset first"));
+            };
+            let action = data.get("action").cloned().unwrap_or(data);
+            match blocking(move || do_step(&s, &id, &action)).await {
+                Ok(v) => json!({"type": "result", "data": v}),
+                Err(e) => err(e),
+            }
+        }
+        "state" | "close" => {
+            let Some(id) = session else {
+                return err(bad("no session: reset first"));
+            };
+            let closing = kind == "close";
+            match blocking(move || {
+                if closing {
+                    do_close(&s, &id)
+                } else {
+                    do_state(&s, &id)
+                }
+            })
+            .await
+            {
+                Ok(st) => json!({"type": "state", "data": st}),
+                Err(e) => err(e),
+            }
+        }
+        other => err(bad(format!(
+            "unknown message type `{other}` (reset, step, state, close)"
+        ))),
+    }
+}

@@ -1,0 +1,304 @@
+//! Session: one agent's episode on one task: its worker (a container of the task's image, in
+//! the start state), its status, counters, and its row in the sessions database (SQLite), so
+//! that a restarted server reports the sessions it lost as ended.
+
+use super::ServeError;
+use crate::sandbox::{shell_quote, Environment, SandboxKind, Worker};
+use crate::task::Task;
+use rusqlite::{params, Connection};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where a session is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Taking actions.
+    Active,
+    /// `submit` graded it.
+    Submitted,
+    /// The client closed it.
+    Closed,
+    /// Idle longer than the idle timeout.
+    TimedOut,
+    /// Its environment failed (its container died, say), or the server restarted.
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Submitted => "submitted",
+            Status::Closed => "closed",
+            Status::TimedOut => "timed-out",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// One episode.
+pub struct Session {
+    pub id: String,
+    /// Index of the task in the server's tasks.
+    pub task: usize,
+    /// The agent's worker; `None` once the session ended (the container is gone).
+    pub worker: Option<Box<dyn Worker>>,
+    /// The environment graders are made from.
+    pub env: Arc<dyn Environment>,
+    pub kind: SandboxKind,
+    pub status: Status,
+    /// Why it ended, when it did.
+    pub detail: String,
+    pub steps: u64,
+    pub reward: Option<f64>,
+    pub created_at: String,
+    pub ended_at: Option<String>,
+    pub last_active: Instant,
+    pub started: Instant,
+    /// Seconds spent in tools (not counting grading).
+    pub tool_seconds: f64,
+    /// Seconds spent grading the submit.
+    pub grade_seconds: f64,
+    /// Repository files the agent read (`read_file`, or named in a bash command).
+    pub opened: BTreeSet<String>,
+    /// The submit's `info`, once graded.
+    pub info: Option<serde_json::Value>,
+}
+
+/// A session's state, as `/state` answers.
+#[derive(Clone, Debug, Serialize)]
+pub struct State {
+    pub session_id: String,
+    pub task_id: String,
+    pub status: Status,
+    pub steps: u64,
+    pub reward: Option<f64>,
+    pub created_at: String,
+    pub ended_at: Option<String>,
+    pub detail: String,
+}
+
+impl Session {
+    pub fn new(
+        task: usize,
+        worker: Box<dyn Worker>,
+        env: Arc<dyn Environment>,
+        kind: SandboxKind,
+    ) -> Session {
+        Session {
+            id: new_id(),
+            task,
+            worker: Some(worker),
+            env,
+            kind,
+            status: Status::Active,
+            detail: String::new(),
+            steps: 0,
+            reward: None,
+            created_at: crate::task::now_utc(),
+            ended_at: None,
+            last_active: Instant::now(),
+            started: Instant::now(),
+            tool_seconds: 0.0,
+            grade_seconds: 0.0,
+            opened: BTreeSet::new(),
+            info: None,
+        }
+    }
+
+    /// End the session: its worker (container) goes.
+    pub fn end(&mut self, status: Status, detail: &str) {
+        if self.status != Status::Active {
+            return;
+        }
+        self.status = status;
+        self.detail = detail.to_string();
+        self.ended_at = Some(crate::task::now_utc());
+        self.worker = None;
+    }
+
+    pub fn state(&self, task_id: &str) -> State {
+        State {
+            session_id: self.id.clone(),
+            task_id: task_id.to_string(),
+            status: self.status,
+            steps: self.steps,
+            reward: self.reward,
+            created_at: self.created_at.clone(),
+            ended_at: self.ended_at.clone(),
+            detail: self.detail.clone(),
+        }
+    }
+}
+
+/// A session id: 128 random bits, hex.
+fn new_id() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 16];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Put a fresh worker of the task's environment in the start state and make that state its
+/// HEAD, so that the agent's changes are `git diff HEAD`. A container of the task's own image
+/// is there already (its HEAD is `base_commit`, a parentless commit); a worker of the seed's
+/// checkout (the local sandbox, or a repository image) gets the start patch applied and
+/// committed on top of the clean commit, whose history then holds the fix: such an
+/// environment is not safe to give an agent, and `serve` says so.
+pub fn enter(worker: &mut dyn Worker, task: &Task, kind: SandboxKind) -> Result<(), String> {
+    let _ = kind;
+    worker.reset().map_err(|e| format!("reset: {e}"))?;
+    crate::audit::enter_start_state(worker, task).map_err(|p| p.detail)?;
+    let script = format!(
+        "git add -A && if ! git diff --cached --quiet; then \
+         git -c user.name=swe-forge -c user.email=swe-forge@localhost -c commit.gpgsign=false \
+         commit -q --no-verify -m {}; fi",
+        shell_quote("start state")
+    );
+    let out = worker
+        .exec(&script, Duration::from_secs(60))
+        .map_err(|e| format!("recording the start state: {e}"))?;
+    if out.exit_code != Some(0) {
+        return Err(format!(
+            "recording the start state: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
+/// The sessions database.
+pub struct SessionStore {
+    db: Connection,
+    path: PathBuf,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions (
+    id          TEXT PRIMARY KEY,
+    instance_id TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    detail      TEXT NOT NULL,
+    steps       INTEGER NOT NULL,
+    reward      REAL,
+    created_at  TEXT NOT NULL,
+    ended_at    TEXT,
+    info        TEXT
+);";
+
+impl SessionStore {
+    pub fn open(path: &Path) -> Result<SessionStore, ServeError> {
+        let err = |error| ServeError::Db {
+            path: path.to_path_buf(),
+            error,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let db = Connection::open(path).map_err(err)?;
+        db.busy_timeout(Duration::from_secs(10)).map_err(err)?;
+        db.execute_batch(SCHEMA).map_err(err)?;
+        Ok(SessionStore {
+            db,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Sessions a previous server left active are ended: `failed`, "the server restarted".
+    pub fn end_stale(&self) -> Result<usize, ServeError> {
+        self.db
+            .execute(
+                "UPDATE sessions SET status = 'failed', detail = 'the server restarted', \
+                 ended_at = ?1 WHERE status = 'active'",
+                params![crate::task::now_utc()],
+            )
+            .map_err(|error| ServeError::Db {
+                path: self.path.clone(),
+                error,
+            })
+    }
+
+    pub fn save(&self, s: &Session, instance_id: &str) -> Result<(), rusqlite::Error> {
+        self.db.execute(
+            "INSERT INTO sessions (id, instance_id, status, detail, steps, reward, created_at, \
+             ended_at, info) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+             ON CONFLICT(id) DO UPDATE SET status = ?3, detail = ?4, steps = ?5, reward = ?6, \
+             ended_at = ?8, info = ?9",
+            params![
+                s.id,
+                instance_id,
+                s.status.as_str(),
+                s.detail,
+                s.steps as i64,
+                s.reward,
+                s.created_at,
+                s.ended_at,
+                s.info.as_ref().map(|i| i.to_string()),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// A session that is not in memory (a previous server's): its recorded state.
+    pub fn load(&self, id: &str) -> Option<State> {
+        self.db
+            .query_row(
+                "SELECT id, instance_id, status, detail, steps, reward, created_at, ended_at \
+                 FROM sessions WHERE id = ?1",
+                params![id],
+                |r| {
+                    let status: String = r.get(2)?;
+                    Ok(State {
+                        session_id: r.get(0)?,
+                        task_id: r.get(1)?,
+                        status: match status.as_str() {
+                            "active" => Status::Active,
+                            "submitted" => Status::Submitted,
+                            "closed" => Status::Closed,
+                            "timed-out" => Status::TimedOut,
+                            _ => Status::Failed,
+                        },
+                        detail: r.get(3)?,
+                        steps: r.get::<_, i64>(4)? as u64,
+                        reward: r.get(5)?,
+                        created_at: r.get(6)?,
+                        ended_at: r.get(7)?,
+                    })
+                },
+            )
+            .ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_restart_ends_the_sessions_left_active() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("serve.db");
+        let store = SessionStore::open(&path).unwrap();
+        store
+            .db
+            .execute(
+                "INSERT INTO sessions (id, instance_id, status, detail, steps, created_at) \
+                 VALUES ('a', 't', 'active', '', 3, 'x'), ('b', 't', 'submitted', '', 5, 'x')",
+                [],
+            )
+            .unwrap();
+        drop(store);
+        let store = SessionStore::open(&path).unwrap();
+        assert_eq!(store.end_stale().unwrap(), 1);
+        let a = store.load("a").unwrap();
+        assert_eq!(a.status, Status::Failed);
+        assert_eq!(a.detail, "the server restarted");
+        assert!(a.ended_at.is_some());
+        assert_eq!(store.load("b").unwrap().status, Status::Submitted);
+        assert!(store.load("zz").is_none());
+    }
+}
