@@ -493,8 +493,14 @@ pub fn do_state(server: &Server, id: &str) -> Result<State, ApiError> {
         .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("no session `{id}`")))
 }
 
+/// `close`: end a session (closing an ended one answers its state again).
 pub fn do_close(server: &Server, id: &str) -> Result<State, ApiError> {
-    let arc = find(server, id)?;
+    let found = lock(&server.sessions).get(id).cloned();
+    let Some(arc) = found else {
+        return lock(&server.store)
+            .load(id)
+            .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("no session `{id}`")));
+    };
     let mut s = lock(&arc);
     if s.status == Status::Active {
         s.end(Status::Closed, "closed by the client");

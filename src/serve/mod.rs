@@ -240,6 +240,7 @@ impl Server {
             let mut s = lock(s);
             s.end(Status::TimedOut, "idle longer than the idle timeout");
             self.record(&s);
+            lock(&self.metrics).session_ended(Status::TimedOut.as_str());
         }
         idle.len()
     }

@@ -1,0 +1,528 @@
+//! `swe-forge serve` through the real binary, on the demo seed pyshelf's tasks (a small local
+//! run). With the local sandbox: the contract (health, schema, reset, tools, submit with the
+//! gold fix and with nothing, a patch that games the tests, the WebSocket), the limits (bad
+//! requests are 4xx, `--max-sessions`, the idle timeout, the bearer token), the curriculum and
+//! the metrics, a restart that ends the sessions left active, and the Python client's tests
+//! (`clients/python/tests`) against the running server. In Docker (where a daemon answers):
+//! the session runs in the task's own image, whose history holds one commit, a submit of the
+//! gold fix is graded in a fresh container, and a session whose container is killed fails
+//! while the server goes on.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running server, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    token: Option<String>,
+    agent: ureq::Agent,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(tasks: &Path, db: &Path, sandbox: &str, extra: &[&str], token: Option<&str>) -> Server {
+    let mut cmd = bin();
+    cmd.args(["serve", "--tasks"])
+        .arg(tasks)
+        .args(["--addr", "127.0.0.1:0", "--sandbox", sandbox, "--db"])
+        .arg(db)
+        .args(extra)
+        .env_remove("SWE_FORGE_SERVE_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if let Some(t) = token {
+        cmd.args(["--token", t]);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("the server said: {line:?}"))
+        .to_string();
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(600)))
+        .build()
+        .new_agent();
+    Server {
+        child,
+        url,
+        token: token.map(str::to_string),
+        agent,
+    }
+}
+
+impl Server {
+    fn call(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        self.call_with(method, path, body, self.token.as_deref())
+    }
+
+    fn call_with(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        token: Option<&str>,
+    ) -> (u16, Value) {
+        let url = format!("{}{path}", self.url);
+        let auth = token.map(|t| format!("Bearer {t}"));
+        let resp = match method {
+            "GET" => {
+                let mut r = self.agent.get(&url);
+                if let Some(a) = &auth {
+                    r = r.header("Authorization", a);
+                }
+                r.call()
+            }
+            "DELETE" => {
+                let mut r = self.agent.delete(&url);
+                if let Some(a) = &auth {
+                    r = r.header("Authorization", a);
+                }
+                r.call()
+            }
+            _ => {
+                let mut r = self
+                    .agent
+                    .post(&url)
+                    .header("Content-Type", "application/json");
+                if let Some(a) = &auth {
+                    r = r.header("Authorization", a);
+                }
+                r.send(body.map(|b| b.to_string()).unwrap_or_default())
+            }
+        };
+        let mut resp = resp.unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let status = resp.status().as_u16();
+        let text = resp.body_mut().read_to_string().unwrap();
+        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, value)
+    }
+
+    fn step(&self, session: &str, tool: &str, args: Value) -> (u16, Value) {
+        self.call(
+            "POST",
+            "/step",
+            Some(&json!({"session_id": session, "action": {"tool": tool, "arguments": args}})),
+        )
+    }
+
+    fn reset(&self, task: &str) -> String {
+        let (status, r) = self.call("POST", "/reset", Some(&json!({"task_id": task})));
+        assert_eq!(status, 200, "{r}");
+        r["observation"]["session_id"].as_str().unwrap().to_string()
+    }
+}
+
+/// A bash command that applies `patch` in the repository.
+fn apply_command(patch: &str) -> String {
+    format!("git apply <<'SWE_FORGE_PATCH'\n{patch}SWE_FORGE_PATCH\n")
+}
+
+fn tasks_of(dir: &Path) -> Vec<Value> {
+    jsonl(&dir.join("out/tasks.jsonl"))
+}
+
+#[test]
+fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
+    let (_, dir) = run_demo_small();
+    let tasks_file = dir.path().join("out/tasks.jsonl");
+    let tasks = tasks_of(dir.path());
+    assert!(tasks.len() >= 2, "{tasks:?}");
+    let task = &tasks[0];
+    let id = task["instance_id"].as_str().unwrap();
+    let db = dir.path().join("serve.db");
+    let s = start(
+        &tasks_file,
+        &db,
+        "local",
+        &["--max-sessions", "2", "--idle-timeout", "4", "--pool", "0"],
+        Some("s3cret"),
+    );
+
+    // The token: /health needs none, everything else does.
+    let (st, h) = s.call_with("GET", "/health", None, None);
+    assert_eq!((st, h["status"].as_str()), (200, Some("ok")), "{h}");
+    let (st, e) = s.call_with("POST", "/reset", Some(&json!({})), None);
+    assert_eq!(st, 401, "{e}");
+    let (st, e) = s.call_with("GET", "/metrics", None, Some("wrong"));
+    assert_eq!(st, 401, "{e}");
+
+    let (st, schema) = s.call("GET", "/schema", None);
+    assert_eq!(st, 200);
+    let names: Vec<&str> = schema["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["bash", "read_file", "edit", "write_file", "run_tests", "submit"]
+    );
+
+    // Bad requests are 4xx with a message.
+    let (st, e) = s.call("POST", "/reset", Some(&json!({"task_id": "nope"})));
+    assert_eq!(st, 404, "{e}");
+    assert!(e["error"].as_str().unwrap().contains("nope"), "{e}");
+    let (st, e) = s.call("POST", "/step", Some(&json!({"action": {"tool": "bash"}})));
+    assert_eq!(st, 400, "{e}");
+    let (st, e) = s.call("POST", "/step", Some(&json!({"session_id": "zz", "action": {"tool": "bash"}})));
+    assert_eq!(st, 404, "{e}");
+    let (st, _) = s.call_with("POST", "/reset", None, Some("s3cret"));
+    assert_eq!(st, 200, "an empty body samples");
+    let big = "x".repeat(2 << 20);
+    let (st, _) = s.call("POST", "/step", Some(&json!({"session_id": "zz", "action": big})));
+    assert_eq!(st, 413);
+
+    // A session: the instruction is the problem statement; tools work; mistakes are
+    // observations.
+    let (st, r) = s.call("POST", "/sessions", Some(&json!({"task_id": id})));
+    assert_eq!(st, 200, "{r}");
+    let sid = r["observation"]["session_id"].as_str().unwrap().to_string();
+    assert!(r["observation"]["instruction"]
+        .as_str()
+        .unwrap()
+        .starts_with(task["problem_statement"].as_str().unwrap().trim_end()));
+    assert_eq!(r["reward"], Value::Null);
+    // Two sessions are open (the empty-body reset and this one): a third is refused.
+    let (st, e) = s.call("POST", "/reset", Some(&json!({"task_id": id})));
+    assert_eq!(st, 429, "{e}");
+    let (st, r) = s.step(&sid, "bash", json!({"command": "ls pyshelf"}));
+    assert_eq!(st, 200, "{r}");
+    assert_eq!(r["observation"]["exit_code"], 0, "{r}");
+    assert!(r["observation"]["output"].as_str().unwrap().contains("money.py"), "{r}");
+    let (_, r) = s.step(&sid, "read_file", json!({"path": "no/such.py"}));
+    assert!(r["observation"]["error"].as_str().unwrap().contains("no such file"), "{r}");
+    let (_, r) = s.step(&sid, "read_file", json!({"path": "../../etc/passwd"}));
+    assert!(r["observation"]["error"].is_string(), "{r}");
+    let (_, r) = s.call(
+        "POST",
+        &format!("/sessions/{sid}/step"),
+        Some(&json!({"name": "frobnicate", "arguments": "{}"})),
+    );
+    assert!(r["observation"]["error"].as_str().unwrap().contains("unknown tool"), "{r}");
+    let file = task["metadata"]["location"]["file"].as_str().unwrap();
+    let (_, r) = s.step(&sid, "read_file", json!({"path": file, "start": 1, "end": 3}));
+    assert!(r["observation"]["lines"].as_u64().unwrap() > 3, "{r}");
+    // run_tests runs the tests that are in the tree: the hidden ones are not.
+    let (_, r) = s.step(&sid, "run_tests", json!({}));
+    assert!(r["observation"]["results"].is_object(), "{r}");
+    // The gold fix, applied by the agent, then submitted: reward 1.
+    let (_, r) = s.step(
+        &sid,
+        "bash",
+        json!({"command": apply_command(task["patch"].as_str().unwrap())}),
+    );
+    assert_eq!(r["observation"]["exit_code"], 0, "{r}");
+    let (st, r) = s.step(&sid, "submit", json!({}));
+    assert_eq!(st, 200, "{r}");
+    assert_eq!(r["reward"], 1.0, "{r}");
+    assert_eq!(r["done"], true);
+    assert_eq!(r["info"]["failure_type"], "none", "{r}");
+    assert_eq!(r["info"]["fail_to_pass_passed"], 1.0);
+    assert_eq!(r["info"]["runs"].as_array().unwrap().len(), 3, "{r}");
+    assert_eq!(r["info"]["localization"]["edited_file"], true, "{r}");
+    assert_eq!(r["info"]["localization"]["opened_file"], true, "{r}");
+    assert!(r["info"]["hack_flags"].as_array().unwrap().is_empty(), "{r}");
+    let (_, st8) = s.call("GET", &format!("/state?session_id={sid}"), None);
+    assert_eq!(st8["status"], "submitted", "{st8}");
+    assert_eq!(st8["reward"], 1.0);
+    let (st, e) = s.step(&sid, "bash", json!({"command": "ls"}));
+    assert_eq!(st, 409, "a step after submit: {e}");
+
+    // Nothing changed: reward 0, an empty patch. Over the WebSocket.
+    let mut ws = ws_connect(&s.url, "/ws", Some("s3cret"));
+    let r = ws_call(&mut ws, json!({"type": "reset", "data": {"task_id": id}}));
+    assert_eq!(r["type"], "result", "{r}");
+    let r = ws_call(&mut ws, json!({"type": "step", "data": {"action": {"tool": "submit"}}}));
+    assert_eq!(r["data"]["reward"], 0.0, "{r}");
+    assert_eq!(r["data"]["info"]["failure_type"], "empty-patch", "{r}");
+    let r = ws_call(&mut ws, json!({"type": "state", "data": {}}));
+    assert_eq!(r["data"]["status"], "submitted", "{r}");
+    let r = ws_call(&mut ws, json!({"type": "frob"}));
+    assert_eq!(r["type"], "error", "{r}");
+
+    // Gaming the tests: the test file is edited and a skip added; test files are left out of
+    // the graded patch (reward 0: the bug is still there) and the review flags it.
+    let sid2 = s.reset(id);
+    let test_file = task["FAIL_TO_PASS"][0]
+        .as_str()
+        .unwrap()
+        .split("::")
+        .next()
+        .unwrap()
+        .to_string();
+    let (_, r) = s.step(
+        &sid2,
+        "write_file",
+        json!({"path": test_file, "content": "import pytest\n\n@pytest.mark.skip(reason='later')\ndef test_nothing():\n    pass\n"}),
+    );
+    assert_eq!(r["observation"]["ok"], true, "{r}");
+    let (_, r) = s.step(&sid2, "submit", json!({}));
+    assert_eq!(r["reward"], 0.0, "{r}");
+    let flags: Vec<&str> = r["info"]["hack_flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert!(flags.contains(&"edits-tests"), "{r}");
+
+    // The idle timeout ends a session left alone.
+    let sid3 = s.reset(id);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, st3) = s.call("GET", &format!("/sessions/{sid3}"), None);
+        if st3["status"] == "timed-out" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never timed out: {st3}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+
+    // The curriculum saw the three submits of this task; the metrics count them.
+    let (_, cur) = s.call("GET", "/curriculum", None);
+    let seen = cur["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["task_id"] == id)
+        .unwrap();
+    assert_eq!(seen["attempts"], 3, "{cur}");
+    assert_eq!(seen["successes"], 1, "{cur}");
+    assert!(cur["plan"]["levels"].is_object(), "{cur}");
+    let (_, m) = s.call("GET", "/metrics", None);
+    assert_eq!(m["counters"]["submits"], 3, "{m}");
+    assert_eq!(m["counters"]["solved"], 1, "{m}");
+    // The empty submit, and the gaming one (its only change was to a test file).
+    assert_eq!(m["counters"]["failure_types"]["empty-patch"], 2, "{m}");
+    assert!(m["counters"]["sessions_ended"]["timed-out"].as_u64() >= Some(1), "{m}");
+    assert_eq!(m["counters"]["hack_flags"]["edits-tests"], 1, "{m}");
+    let url = format!("{}/metrics?format=prometheus", s.url);
+    let mut resp = s
+        .agent
+        .get(&url)
+        .header("Authorization", "Bearer s3cret")
+        .call()
+        .unwrap();
+    let text = resp.body_mut().read_to_string().unwrap();
+    assert!(text.contains("swe_forge_submits_total 3"), "{text}");
+
+    // The Python client's tests, against this server.
+    python_client_tests(&s.url, Some("s3cret"), id);
+
+    // A restart: the session left active is reported ended.
+    let sid4 = s.reset(id);
+    drop(s);
+    let s = start(&tasks_file, &db, "local", &["--pool", "0"], None);
+    let (st, st4) = s.call("GET", &format!("/sessions/{sid4}"), None);
+    assert_eq!(st, 200, "{st4}");
+    assert_eq!(st4["status"], "failed", "{st4}");
+    assert_eq!(st4["detail"], "the server restarted", "{st4}");
+    let (st, e) = s.step(&sid4, "bash", json!({"command": "ls"}));
+    assert_eq!(st, 409, "{e}");
+    // And sampling works on the new server.
+    let (st, r) = s.call("POST", "/reset", Some(&json!({"sample": true, "seed": 3})));
+    assert_eq!(st, 200, "{r}");
+}
+
+/// `python3 -m unittest discover` in clients/python/tests against the server (skipped where
+/// there is no python3; CI has one).
+fn python_client_tests(url: &str, token: Option<&str>, task: &str) {
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/python");
+    if !client.join("tests").exists() {
+        panic!("clients/python/tests is missing");
+    }
+    let mut cmd = Command::new("python3");
+    cmd.args(["-m", "unittest", "discover", "-v", "-s", "tests"])
+        .current_dir(&client)
+        .env("PYTHONPATH", &client)
+        .env("SWE_FORGE_SERVE_URL", url)
+        .env("SWE_FORGE_SERVE_TASK", task);
+    if let Some(t) = token {
+        cmd.env("SWE_FORGE_SERVE_TOKEN", t);
+    }
+    let out = match cmd.output() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("skipping the Python client's tests: python3: {e}");
+            return;
+        }
+    };
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the Python client's tests failed:\n{text}");
+    assert!(!text.contains("skipped '"), "no test may skip against a server:\n{text}");
+}
+
+/// A minimal WebSocket client (text frames) for the test.
+struct Ws {
+    stream: std::net::TcpStream,
+}
+
+fn ws_connect(url: &str, path: &str, token: Option<&str>) -> Ws {
+    use std::io::{Read, Write};
+    let host = url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(300))).unwrap();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n{auth}\r\n"
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    Ws { stream }
+}
+
+fn ws_call(ws: &mut Ws, msg: Value) -> Value {
+    use std::io::{Read, Write};
+    let payload = msg.to_string().into_bytes();
+    let mut frame = vec![0x81u8];
+    let mask = [1u8, 2, 3, 4];
+    match payload.len() {
+        n if n < 126 => frame.push(0x80 | n as u8),
+        n if n < 65536 => {
+            frame.push(0x80 | 126);
+            frame.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            frame.push(0x80 | 127);
+            frame.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    frame.extend_from_slice(&mask);
+    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    ws.stream.write_all(&frame).unwrap();
+    let mut h = [0u8; 2];
+    ws.stream.read_exact(&mut h).unwrap();
+    let len = match h[1] & 0x7f {
+        126 => {
+            let mut b = [0u8; 2];
+            ws.stream.read_exact(&mut b).unwrap();
+            u16::from_be_bytes(b) as usize
+        }
+        127 => {
+            let mut b = [0u8; 8];
+            ws.stream.read_exact(&mut b).unwrap();
+            u64::from_be_bytes(b) as usize
+        }
+        n => n as usize,
+    };
+    let mut body = vec![0u8; len];
+    ws.stream.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body).unwrap()
+}
+
+#[test]
+fn in_docker_a_session_is_the_task_image_and_a_killed_container_fails_only_its_session() {
+    let test = "in_docker_a_session_is_the_task_image_and_a_killed_container_fails_only_its_session";
+    if !docker_or_skip(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args([
+            "run",
+            "--sandbox",
+            "docker",
+            "--only",
+            "pyshelf",
+            "--max-candidates",
+            "2",
+            "--jobs",
+            "1",
+            "--json",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let tasks = tasks_of(dir.path());
+    assert!(!tasks.is_empty(), "{}", text(&out));
+    let task = &tasks[0];
+    let id = task["instance_id"].as_str().unwrap();
+    let s = start(
+        &dir.path().join("out/tasks.jsonl"),
+        &dir.path().join("serve.db"),
+        "docker",
+        &["--pool", "0"],
+        None,
+    );
+    let sid = s.reset(id);
+    // The task's own image: one parentless commit, no network, not root.
+    let (_, r) = s.step(
+        &sid,
+        "bash",
+        json!({"command": "git rev-list --all | wc -l; id -u; (getent hosts example.org || echo offline)"}),
+    );
+    let output = r["observation"]["output"].as_str().unwrap().to_string();
+    let lines: Vec<&str> = output.lines().collect();
+    assert_eq!(lines.first().map(|l| l.trim()), Some("1"), "{output}");
+    assert_ne!(lines.get(1).map(|l| l.trim()), Some("0"), "runs as root: {output}");
+    assert!(output.contains("offline"), "{output}");
+    let (_, r) = s.step(
+        &sid,
+        "bash",
+        json!({"command": apply_command(task["patch"].as_str().unwrap())}),
+    );
+    assert_eq!(r["observation"]["exit_code"], 0, "{r}");
+    let (_, r) = s.step(&sid, "submit", json!({}));
+    assert_eq!(r["reward"], 1.0, "{r}");
+
+    // A session whose container is killed: that session fails; the server goes on.
+    let sid2 = s.reset(id);
+    // The server's containers: the session's (and none other of this test's).
+    let containers = Command::new("docker")
+        .args(["ps", "-q", "--filter"])
+        .arg(format!(
+            "label={}={}",
+            swe_forge::sandbox::docker::LABEL_OWNER_PID,
+            s.child.id()
+        ))
+        .output()
+        .unwrap();
+    let before: Vec<String> = String::from_utf8_lossy(&containers.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(!before.is_empty());
+    for c in &before {
+        let _ = Command::new("docker").args(["kill", c]).output();
+    }
+    let (st, e) = s.step(&sid2, "bash", json!({"command": "ls"}));
+    assert_eq!(st, 500, "{e}");
+    assert!(e["error"].as_str().unwrap().contains("environment"), "{e}");
+    let (_, st2) = s.call("GET", &format!("/sessions/{sid2}"), None);
+    assert_eq!(st2["status"], "failed", "{st2}");
+    let (st, h) = s.call("GET", "/health", None);
+    assert_eq!(st, 200, "{h}");
+    let sid3 = s.reset(id);
+    let (_, r) = s.step(&sid3, "bash", json!({"command": "true"}));
+    assert_eq!(r["observation"]["exit_code"], 0, "{r}");
+}
