@@ -525,4 +525,31 @@ fn in_docker_a_session_is_the_task_image_and_a_killed_container_fails_only_its_s
     let sid3 = s.reset(id);
     let (_, r) = s.step(&sid3, "bash", json!({"command": "true"}));
     assert_eq!(r["observation"]["exit_code"], 0, "{r}");
+
+    // The server dies with a session open (SIGKILL): the next one ends that session and
+    // sweeps its container.
+    let old_pid = s.child.id();
+    drop(s);
+    let s = start(
+        &dir.path().join("out/tasks.jsonl"),
+        &dir.path().join("serve.db"),
+        "docker",
+        &["--pool", "0"],
+        None,
+    );
+    let (_, st3) = s.call("GET", &format!("/sessions/{sid3}"), None);
+    assert_eq!(st3["status"], "failed", "{st3}");
+    let left = Command::new("docker")
+        .args(["ps", "-aq", "--filter"])
+        .arg(format!(
+            "label={}={old_pid}",
+            swe_forge::sandbox::docker::LABEL_OWNER_PID
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&left.stdout).trim().is_empty(),
+        "containers of the killed server are left: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
 }
