@@ -12,9 +12,9 @@
     dependency; the devDependencies test files load or the test configuration names) load
     from there; for those that do not, where the network answers, it installs Debian's npm
     with apt and runs `npm install` into /opt/swe-forge/node (outside /testbed, which task
-    images replace; on NODE_PATH). Otherwise the build fails with the missing names (the seed
-    is rejected), unless only some test files need them (deps-check.js exits 0: the build
-    goes on, and the baseline reports those files as uncollectable).
+    images replace; on NODE_PATH); otherwise the build fails with the missing names (the seed
+    is rejected). What only some test files need (deps-check.js exits 0) is not fetched: the
+    build goes on without it, and the baseline reports those files as uncollectable.
     jest's cache directory {{ jest_cache }} belongs to the test user (outside /testbed, which
     resets leave alone, and outside /tmp, which the agent empties). /node_modules is a link to
     /usr/share/nodejs: resolving from /testbed upwards (jest's presets and transforms such as
@@ -32,16 +32,15 @@ RUN set -e; install -d -o {{ uid }} -g {{ uid }} {{ jest_cache }}; mkdir -p /opt
     ln -sfn /usr/share/nodejs /node_modules; \
     cd /testbed; \
     missing=$(node /opt/swe-forge/node-tools/deps-check.js) && status=0 || status=$?; \
-    if [ -n "$missing" ]; then \
+    if [ -n "$missing" ] && [ "$status" = 0 ]; then \
+      echo {{ ("swe-forge: " ~ seed ~ ": going on without ") | sh }}"$(echo $missing)"{{ " (only some test files need them)" | sh }} >&2; \
+    elif [ -n "$missing" ]; then \
       echo "swe-forge: not in Debian's node packages: $(echo $missing)"; \
       cp package.json /opt/swe-forge/node/; \
       if ! (command -v npm >/dev/null || (timeout 300 apt-get -qq update && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get -qq install -y --no-install-recommends npm >/dev/null)) \
          || ! (cd /opt/swe-forge/node && {% if ca_bundle %}NODE_EXTRA_CA_CERTS={{ ca_bundle }} {% endif %}timeout 600 npm install --no-audit --no-fund --no-package-lock --ignore-scripts --loglevel=error >&2); then \
-        if [ "$status" = 3 ]; then \
-          echo {{ ("swe-forge: " ~ seed ~ "'s dependencies cannot be met offline and no npm registry answered; missing: ") | sh }}"$(echo $missing)" >&2; \
-          exit 1; \
-        fi; \
-        echo {{ ("swe-forge: " ~ seed ~ ": going on without ") | sh }}"$(echo $missing)"{{ " (only some test files need them)" | sh }} >&2; \
+        echo {{ ("swe-forge: " ~ seed ~ "'s dependencies cannot be met offline and no npm registry answered; missing: ") | sh }}"$(echo $missing)" >&2; \
+        exit 1; \
       fi; \
     elif [ "$status" != 0 ]; then \
       exit 1; \
