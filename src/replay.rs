@@ -244,3 +244,59 @@ pub fn rebuild_start_state(
     .map_err(|e| e.to_string())?;
     Ok(st.commit.to_string())
 }
+
+/// Why a patch could not be graded.
+#[derive(Debug)]
+pub enum GradeError {
+    /// The patch does not apply to the start state: the patch's fault.
+    DoesNotApply(String),
+    /// The environment failed (a worker that cannot reset, a runner that cannot start).
+    Environment(String),
+}
+
+/// The one grading path of a patch against a task, for `serve`'s rewards and `train`'s: the
+/// worker reset and entered in the task's start state, `patch` applied (buggy → proposed),
+/// `test_patch` added, then the listed tests (FAIL_TO_PASS and PASS_TO_PASS) run `repeats`
+/// times with the task's runner. `stop_at_failure`: stop after the first run in which a
+/// listed test does not pass (`train`'s strict rule needs no more). The runs are returned;
+/// judging them is the caller's (every run, or each test by majority).
+pub fn run_patched(
+    worker: &mut dyn crate::sandbox::Worker,
+    runner: &dyn TestRunner,
+    task: &Task,
+    patch: &str,
+    repeats: usize,
+    budget: crate::runner::RunBudget,
+    stop_at_failure: bool,
+) -> Result<Vec<crate::run::Run>, GradeError> {
+    worker
+        .reset()
+        .map_err(|e| GradeError::Environment(format!("reset: {e}")))?;
+    crate::audit::enter_start_state(worker, task)
+        .map_err(|p| GradeError::Environment(format!("{}: {}", p.reason, p.detail)))?;
+    if !patch.trim().is_empty() {
+        worker
+            .apply_patch(patch)
+            .map_err(|e| GradeError::DoesNotApply(e.to_string()))?;
+    }
+    if !task.test_patch.trim().is_empty() {
+        worker
+            .apply_patch(&task.test_patch)
+            .map_err(|e| GradeError::Environment(format!("adding test_patch: {e}")))?;
+    }
+    let tests = task.listed_tests();
+    let mut runs = Vec::new();
+    for r in 1..=repeats.max(1) {
+        let run = runner
+            .run(worker, &format!("grade#{r}"), Some(&tests), budget)
+            .map_err(|e| GradeError::Environment(format!("running the tests: {e}")))?;
+        let failed = tests
+            .iter()
+            .any(|t| run.status(t) != crate::run::TestStatus::Passed);
+        runs.push(run);
+        if failed && stop_at_failure {
+            break;
+        }
+    }
+    Ok(runs)
+}

@@ -5,7 +5,7 @@
 //! (the one `audit` and `train` rebuild from the record), and each test passes by majority.
 
 use super::metrics::Episode;
-use super::session::{self, Session};
+use super::session::Session;
 use super::tools::{self, ToolError};
 use super::{lock, Server};
 use crate::run::{Run, RunEnd, TestStatus};
@@ -262,36 +262,31 @@ fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, S
         .env
         .worker(n)
         .map_err(|e| format!("starting a grader: {e}"))?;
-    session::enter(grader.as_mut(), task, s.kind)?;
-    if let Err(e) = grader.apply_patch(patch) {
-        return Ok((
-            "patch-does-not-apply".to_string(),
-            BTreeMap::new(),
-            Vec::new(),
-            vec![json!({"error": e.to_string()})],
-        ));
-    }
-    if !task.test_patch.trim().is_empty() {
-        grader
-            .apply_patch(&task.test_patch)
-            .map_err(|e| format!("adding the task's test_patch: {e}"))?;
-    }
     let runner = lock(&server.envs).runner(task, s.kind)?;
     let listed = task.listed_tests();
     let budget = crate::audit::budget(task);
     let repeats = server.cfg.grade_repeats.max(1);
-    let mut all: Vec<Run> = Vec::new();
-    for i in 1..=repeats {
-        let run = runner
-            .run(
-                grader.as_mut(),
-                &format!("grade#{i}"),
-                Some(&listed),
-                budget,
-            )
-            .map_err(|e| format!("running the tests: {e}"))?;
-        all.push(run);
-    }
+    // The grading path `train` uses too; every repeat runs, for the majority.
+    let all = match crate::replay::run_patched(
+        grader.as_mut(),
+        runner.as_ref(),
+        task,
+        patch,
+        repeats,
+        budget,
+        false,
+    ) {
+        Ok(runs) => runs,
+        Err(crate::replay::GradeError::DoesNotApply(e)) => {
+            return Ok((
+                "patch-does-not-apply".to_string(),
+                BTreeMap::new(),
+                Vec::new(),
+                vec![json!({"error": e})],
+            ))
+        }
+        Err(crate::replay::GradeError::Environment(e)) => return Err(e),
+    };
     let mut tests: BTreeMap<String, TestStatus> = BTreeMap::new();
     let mut flaky = Vec::new();
     for id in &listed {

@@ -688,19 +688,20 @@ fn grade_one(
     let started = Instant::now();
     let mut test_runs = 0;
     let result = (|| -> Result<(Outcome, String), String> {
-        worker.reset().map_err(|e| format!("reset: {e}"))?;
-        audit::apply_buggy(worker, task).map_err(|p| format!("{}: {}", p.reason, p.detail))?;
+        // The grading path `serve` uses too: the edit as a patch of the buggy file, every
+        // run must pass (the first that does not ends the grading).
         let file = &task.metadata.location.file;
-        worker
-            .apply_patch(&crate::task::file_diff(file, buggy, edited))
-            .map_err(|e| format!("writing the edited {file}: {e}"))?;
-        let tests = audit::listed_tests(task);
-        for r in 1..=repeats {
-            let run = runner
-                .run(worker, &format!("reward#{r}"), Some(&tests), budget)
-                .map_err(|e| format!("running the tests: {e}"))?;
-            test_runs += 1;
-            if let Some(p) = audit::judge_fixed(&run, task) {
+        let patch = crate::task::file_diff(file, buggy, edited);
+        let runs = crate::replay::run_patched(worker, runner, task, &patch, repeats, budget, true)
+            .map_err(|e| match e {
+                crate::replay::GradeError::DoesNotApply(e) => {
+                    format!("writing the edited {file}: {e}")
+                }
+                crate::replay::GradeError::Environment(e) => e,
+            })?;
+        test_runs += runs.len() as u64;
+        for run in &runs {
+            if let Some(p) = audit::judge_fixed(run, task) {
                 return Ok((Outcome::TestsFail, p.detail));
             }
         }
