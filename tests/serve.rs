@@ -172,7 +172,14 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
         .collect();
     assert_eq!(
         names,
-        ["bash", "read_file", "edit", "write_file", "run_tests", "submit"]
+        [
+            "bash",
+            "read_file",
+            "edit",
+            "write_file",
+            "run_tests",
+            "submit"
+        ]
     );
 
     // Bad requests are 4xx with a message.
@@ -181,12 +188,20 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
     assert!(e["error"].as_str().unwrap().contains("nope"), "{e}");
     let (st, e) = s.call("POST", "/step", Some(&json!({"action": {"tool": "bash"}})));
     assert_eq!(st, 400, "{e}");
-    let (st, e) = s.call("POST", "/step", Some(&json!({"session_id": "zz", "action": {"tool": "bash"}})));
+    let (st, e) = s.call(
+        "POST",
+        "/step",
+        Some(&json!({"session_id": "zz", "action": {"tool": "bash"}})),
+    );
     assert_eq!(st, 404, "{e}");
     let (st, _) = s.call_with("POST", "/reset", None, Some("s3cret"));
     assert_eq!(st, 200, "an empty body samples");
     let big = "x".repeat(2 << 20);
-    let (st, _) = s.call("POST", "/step", Some(&json!({"session_id": "zz", "action": big})));
+    let (st, _) = s.call(
+        "POST",
+        "/step",
+        Some(&json!({"session_id": "zz", "action": big})),
+    );
     assert_eq!(st, 413);
 
     // A session: the instruction is the problem statement; tools work; mistakes are
@@ -205,9 +220,21 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
     let (st, r) = s.step(&sid, "bash", json!({"command": "ls pyshelf"}));
     assert_eq!(st, 200, "{r}");
     assert_eq!(r["observation"]["exit_code"], 0, "{r}");
-    assert!(r["observation"]["output"].as_str().unwrap().contains("money.py"), "{r}");
+    assert!(
+        r["observation"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("money.py"),
+        "{r}"
+    );
     let (_, r) = s.step(&sid, "read_file", json!({"path": "no/such.py"}));
-    assert!(r["observation"]["error"].as_str().unwrap().contains("no such file"), "{r}");
+    assert!(
+        r["observation"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no such file"),
+        "{r}"
+    );
     let (_, r) = s.step(&sid, "read_file", json!({"path": "../../etc/passwd"}));
     assert!(r["observation"]["error"].is_string(), "{r}");
     let (_, r) = s.call(
@@ -215,9 +242,19 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
         &format!("/sessions/{sid}/step"),
         Some(&json!({"name": "frobnicate", "arguments": "{}"})),
     );
-    assert!(r["observation"]["error"].as_str().unwrap().contains("unknown tool"), "{r}");
+    assert!(
+        r["observation"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool"),
+        "{r}"
+    );
     let file = task["metadata"]["location"]["file"].as_str().unwrap();
-    let (_, r) = s.step(&sid, "read_file", json!({"path": file, "start": 1, "end": 3}));
+    let (_, r) = s.step(
+        &sid,
+        "read_file",
+        json!({"path": file, "start": 1, "end": 3}),
+    );
     assert!(r["observation"]["lines"].as_u64().unwrap() > 3, "{r}");
     // run_tests runs the tests that are in the tree: the hidden ones are not.
     let (_, r) = s.step(&sid, "run_tests", json!({}));
@@ -238,7 +275,10 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
     assert_eq!(r["info"]["runs"].as_array().unwrap().len(), 3, "{r}");
     assert_eq!(r["info"]["localization"]["edited_file"], true, "{r}");
     assert_eq!(r["info"]["localization"]["opened_file"], true, "{r}");
-    assert!(r["info"]["hack_flags"].as_array().unwrap().is_empty(), "{r}");
+    assert!(
+        r["info"]["hack_flags"].as_array().unwrap().is_empty(),
+        "{r}"
+    );
     let (_, st8) = s.call("GET", &format!("/state?session_id={sid}"), None);
     assert_eq!(st8["status"], "submitted", "{st8}");
     assert_eq!(st8["reward"], 1.0);
@@ -249,7 +289,10 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
     let mut ws = ws_connect(&s.url, "/ws", Some("s3cret"));
     let r = ws_call(&mut ws, json!({"type": "reset", "data": {"task_id": id}}));
     assert_eq!(r["type"], "result", "{r}");
-    let r = ws_call(&mut ws, json!({"type": "step", "data": {"action": {"tool": "submit"}}}));
+    let r = ws_call(
+        &mut ws,
+        json!({"type": "step", "data": {"action": {"tool": "submit"}}}),
+    );
     assert_eq!(r["data"]["reward"], 0.0, "{r}");
     assert_eq!(r["data"]["info"]["failure_type"], "empty-patch", "{r}");
     let r = ws_call(&mut ws, json!({"type": "state", "data": {}}));
@@ -311,7 +354,10 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
     assert_eq!(m["counters"]["solved"], 1, "{m}");
     // The empty submit, and the gaming one (its only change was to a test file).
     assert_eq!(m["counters"]["failure_types"]["empty-patch"], 2, "{m}");
-    assert!(m["counters"]["sessions_ended"]["timed-out"].as_u64() >= Some(1), "{m}");
+    assert!(
+        m["counters"]["sessions_ended"]["timed-out"].as_u64() >= Some(1),
+        "{m}"
+    );
     assert_eq!(m["counters"]["hack_flags"]["edits-tests"], 1, "{m}");
     let url = format!("{}/metrics?format=prometheus", s.url);
     let mut resp = s
@@ -365,8 +411,14 @@ fn python_client_tests(url: &str, token: Option<&str>, task: &str) {
         }
     };
     let text = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the Python client's tests failed:\n{text}");
-    assert!(!text.contains("skipped '"), "no test may skip against a server:\n{text}");
+    assert!(
+        out.status.success(),
+        "the Python client's tests failed:\n{text}"
+    );
+    assert!(
+        !text.contains("skipped '"),
+        "no test may skip against a server:\n{text}"
+    );
 }
 
 /// A minimal WebSocket client (text frames) for the test.
@@ -378,7 +430,9 @@ fn ws_connect(url: &str, path: &str, token: Option<&str>) -> Ws {
     use std::io::{Read, Write};
     let host = url.trim_start_matches("http://");
     let mut stream = std::net::TcpStream::connect(host).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(300))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(300)))
+        .unwrap();
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();
@@ -440,7 +494,8 @@ fn ws_call(ws: &mut Ws, msg: Value) -> Value {
 
 #[test]
 fn in_docker_a_session_is_the_task_image_and_a_killed_container_fails_only_its_session() {
-    let test = "in_docker_a_session_is_the_task_image_and_a_killed_container_fails_only_its_session";
+    let test =
+        "in_docker_a_session_is_the_task_image_and_a_killed_container_fails_only_its_session";
     if !docker_or_skip(test) {
         return;
     }
@@ -484,7 +539,11 @@ fn in_docker_a_session_is_the_task_image_and_a_killed_container_fails_only_its_s
     let output = r["observation"]["output"].as_str().unwrap().to_string();
     let lines: Vec<&str> = output.lines().collect();
     assert_eq!(lines.first().map(|l| l.trim()), Some("1"), "{output}");
-    assert_ne!(lines.get(1).map(|l| l.trim()), Some("0"), "runs as root: {output}");
+    assert_ne!(
+        lines.get(1).map(|l| l.trim()),
+        Some("0"),
+        "runs as root: {output}"
+    );
     assert!(output.contains("offline"), "{output}");
     let (_, r) = s.step(
         &sid,
@@ -552,4 +611,59 @@ fn in_docker_a_session_is_the_task_image_and_a_killed_container_fails_only_its_s
         "containers of the killed server are left: {}",
         String::from_utf8_lossy(&left.stdout)
     );
+}
+
+#[test]
+fn with_generate_the_pool_grows_while_serving() {
+    // More tasks, so that some share a file and combine.
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = bin()
+        .env("TMPDIR", &tmp)
+        .args([
+            "run",
+            "--sandbox",
+            "local",
+            "--only",
+            "pyshelf",
+            "--max-candidates",
+            "14",
+            "--jobs",
+            "2",
+            "--no-synthesis",
+            "--json",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let tasks = tasks_of(dir.path());
+    let s = start(
+        &dir.path().join("out/tasks.jsonl"),
+        &dir.path().join("serve.db"),
+        "local",
+        &["--pool", "0", "--generate", "--generate-batch", "0"],
+        None,
+    );
+    // A multi-bug combination of served tasks joins the pool, verified, and can be served.
+    let deadline = Instant::now() + Duration::from_secs(900);
+    let multi = loop {
+        let (_, cur) = s.call("GET", "/curriculum", None);
+        let found = cur["tasks"].as_array().unwrap().iter().find_map(|t| {
+            let id = t["task_id"].as_str().unwrap();
+            id.contains("__multi").then(|| id.to_string())
+        });
+        if let Some(id) = found {
+            break id;
+        }
+        assert!(Instant::now() < deadline, "no generated task joined: {cur}");
+        std::thread::sleep(Duration::from_secs(2));
+    };
+    let (_, h) = s.call("GET", "/health", None);
+    assert!(h["tasks"].as_u64().unwrap() > tasks.len() as u64, "{h}");
+    let (st, r) = s.call("POST", "/reset", Some(&json!({"task_id": multi})));
+    assert_eq!(st, 200, "{r}");
+    assert!(!r["observation"]["instruction"].as_str().unwrap().is_empty());
 }

@@ -169,6 +169,19 @@ pub(crate) struct ServeArgs {
     /// Seed of the curriculum's draws.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
+    /// Grow the pool while serving, in the curriculum's plan: multi-bug combinations of the
+    /// served tasks, and single-bug tasks from their seeds (as `train --generate`).
+    #[arg(long)]
+    pub(crate) generate: bool,
+    /// New candidates per engine round of --generate (0: combinations only).
+    #[arg(long, default_value_t = 12)]
+    pub(crate) generate_batch: usize,
+    /// The seed manifest --generate reads (default: the embedded demo seeds).
+    #[arg(long)]
+    pub(crate) manifest: Option<PathBuf>,
+    /// The pass rate the curriculum's generation plan aims at.
+    #[arg(long, default_value_t = 0.5)]
+    pub(crate) target: f64,
 }
 
 #[derive(Args)]

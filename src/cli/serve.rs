@@ -28,6 +28,10 @@ pub(crate) fn serve(args: ServeArgs, cache: PathBuf) -> Result<i32> {
         zero_flagged: args.zero_flagged,
         db,
         seed: args.seed,
+        generate: args.generate,
+        generate_batch: args.generate_batch,
+        manifest: args.manifest,
+        target: args.target,
     };
     swe_forge::serve::serve(cfg).with_context(|| format!("serving {}", args.tasks.display()))?;
     Ok(0)

@@ -150,7 +150,7 @@ fn hunks_of(patch: &str, file: &str) -> Vec<(usize, usize)> {
 /// fails); everything the agent did wrong is a reward of 0 with its failure type.
 pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, String> {
     let started = Instant::now();
-    let task = &server.tasks[s.task];
+    let task = &*server.task(s.task);
     let worker = s
         .worker
         .as_deref_mut()
@@ -254,7 +254,7 @@ type RunOutcome = (
 /// `grade_repeats` times: the failure type, each test's majority status, the tests whose runs
 /// disagreed, and the runs' summaries.
 fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, String> {
-    let task = &server.tasks[s.task];
+    let task = &*server.task(s.task);
     let n = server
         .made
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -338,7 +338,7 @@ fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, S
 /// `run_tests`: the requested ids (default: the task's listed tests) whose test files are in
 /// the agent's tree now, run once in the session's worker.
 pub fn run_tests(server: &Server, s: &mut Session, args: &Value) -> Result<Value, ToolError> {
-    let task = &server.tasks[s.task];
+    let task = &*server.task(s.task);
     let requested: Vec<String> = match args.get("ids").and_then(Value::as_array) {
         Some(ids) => ids
             .iter()

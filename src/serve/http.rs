@@ -114,7 +114,7 @@ fn body(bytes: &[u8]) -> Result<Value, ApiError> {
 
 async fn health(AxState(server): AxState<Shared>) -> Json<Value> {
     let sessions = server.active();
-    Json(json!({"status": "ok", "sessions": sessions, "tasks": server.tasks.len()}))
+    Json(json!({"status": "ok", "sessions": sessions, "tasks": server.task_count()}))
 }
 
 async fn schema() -> Json<Value> {
@@ -227,7 +227,7 @@ async fn curriculum(AxState(server): AxState<Shared>) -> Json<Value> {
     let tasks: Vec<Value> = (0..cur.len())
         .map(|i| {
             json!({
-                "task_id": server.tasks[i].instance_id,
+                "task_id": server.task(i).instance_id,
                 "bucket": cur.tasks()[i].bucket(),
                 "attempts": cur.task_stats(i).attempts,
                 "successes": cur.task_stats(i).successes,
@@ -240,7 +240,7 @@ async fn curriculum(AxState(server): AxState<Shared>) -> Json<Value> {
         "step": cur.step(),
         "buckets": cur.buckets(),
         "tasks": tasks,
-        "plan": cur.generation_plan(0.5),
+        "plan": cur.generation_plan(server.cfg.target),
     }))
 }
 
@@ -281,7 +281,7 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
     let seed = req.get("seed").and_then(Value::as_u64);
     let asked = match req.get("task_id") {
         None | Some(Value::Null) => None,
-        Some(Value::String(id)) => Some(*server.by_id.get(id).ok_or_else(|| {
+        Some(Value::String(id)) => Some(server.task_index(id).ok_or_else(|| {
             ApiError(
                 StatusCode::NOT_FOUND,
                 format!("no task `{id}` on this server"),
@@ -308,7 +308,7 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
         }
     };
     let session = Session::new(task, worker, env, kind);
-    let t = &server.tasks[task];
+    let t = &*server.task(task);
     let observation = json!({
         "instruction": instruction(t),
         "tools": tools::schemas(),
@@ -382,7 +382,7 @@ pub fn do_step(server: &Server, id: &str, action: &Value) -> Result<Value, ApiEr
         return submit(server, &mut s);
     }
     let started = Instant::now();
-    let task_file = server.tasks[s.task].metadata.location.file.clone();
+    let task_file = server.task(s.task).metadata.location.file.clone();
     let outcome = {
         let tool = action.tool.as_str();
         let args = &action.arguments;
@@ -458,6 +458,9 @@ fn submit(server: &Server, s: &mut Session) -> Result<Value, ApiError> {
             {
                 let mut cur = lock(&server.curriculum);
                 cur.0.update(s.task, &[g.reward as f32]);
+                if let Some(plan) = &server.plan {
+                    *lock(plan) = cur.0.generation_plan(server.cfg.target);
+                }
             }
             {
                 let mut m = lock(&server.metrics);
@@ -486,7 +489,7 @@ fn submit(server: &Server, s: &mut Session) -> Result<Value, ApiError> {
 pub fn do_state(server: &Server, id: &str) -> Result<State, ApiError> {
     if let Some(arc) = lock(&server.sessions).get(id).cloned() {
         let s = lock(&arc);
-        return Ok(s.state(&server.tasks[s.task].instance_id));
+        return Ok(s.state(&server.task(s.task).instance_id));
     }
     lock(&server.store)
         .load(id)
@@ -507,7 +510,7 @@ pub fn do_close(server: &Server, id: &str) -> Result<State, ApiError> {
         server.record(&s);
         lock(&server.metrics).session_ended(Status::Closed.as_str());
     }
-    Ok(s.state(&server.tasks[s.task].instance_id))
+    Ok(s.state(&server.task(s.task).instance_id))
 }
 
 async fn ws(ws: WebSocketUpgrade, AxState(server): AxState<Shared>) -> Response {

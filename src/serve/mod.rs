@@ -52,6 +52,14 @@ pub struct ServeConfig {
     pub db: PathBuf,
     /// Seed of the curriculum's draws when a reset gives none.
     pub seed: u64,
+    /// Grow the pool while serving, in the curriculum's plan (`train --generate`'s
+    /// generators): multi-bug combinations of the served tasks, and with `generate_batch` > 0
+    /// single-bug tasks from their seeds (`manifest`: where the seeds are; default the demo's).
+    pub generate: bool,
+    pub generate_batch: usize,
+    pub manifest: Option<PathBuf>,
+    /// The pass rate the generation plan aims at.
+    pub target: f64,
 }
 
 /// Why the server could not start.
@@ -88,11 +96,20 @@ pub(crate) struct Warm {
     pub kind: SandboxKind,
 }
 
+/// The tasks served: those of the tasks file, and those generated while serving.
+#[derive(Default)]
+pub struct Pool {
+    pub tasks: Vec<Arc<Task>>,
+    pub by_id: HashMap<String, usize>,
+}
+
 /// Everything the routes share.
 pub struct Server {
     pub cfg: ServeConfig,
-    pub tasks: Vec<Task>,
-    pub by_id: HashMap<String, usize>,
+    pub(crate) pool: std::sync::RwLock<Pool>,
+    /// The generation plan the generators follow (`--generate`), kept in step with the
+    /// curriculum.
+    pub(crate) plan: Option<Arc<Mutex<crate::curriculum::GenerationPlan>>>,
     pub(crate) envs: Mutex<Environments>,
     pub(crate) sessions: Mutex<BTreeMap<String, Arc<Mutex<Session>>>>,
     pub(crate) store: Mutex<SessionStore>,
@@ -118,6 +135,14 @@ impl Server {
             .enumerate()
             .map(|(i, t)| (t.instance_id.clone(), i))
             .collect();
+        let curriculum = Curriculum::from_tasks(&tasks, CurriculumConfig::default());
+        let plan = cfg
+            .generate
+            .then(|| Arc::new(Mutex::new(curriculum.generation_plan(cfg.target))));
+        let pool = Pool {
+            tasks: tasks.into_iter().map(Arc::new).collect(),
+            by_id,
+        };
         let mut envs = Environments::open(cfg.sandbox, &cfg.cache, &cfg.limits, &cfg.tasks)
             .map_err(|e| ServeError::Sandbox(e.to_string()))?;
         // Sessions start in the task's own image: its start state, which the audit checks
@@ -131,11 +156,10 @@ impl Server {
                 "sessions a previous server left active are ended (failed: the server restarted)"
             );
         }
-        let curriculum = Curriculum::from_tasks(&tasks, CurriculumConfig::default());
         let rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);
         Ok(Server {
-            tasks,
-            by_id,
+            pool: std::sync::RwLock::new(pool),
+            plan,
             envs: Mutex::new(envs),
             sessions: Mutex::new(BTreeMap::new()),
             store: Mutex::new(store),
@@ -148,14 +172,66 @@ impl Server {
         })
     }
 
+    /// Task `i`.
+    pub fn task(&self, i: usize) -> Arc<Task> {
+        let pool = self.pool.read().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(&pool.tasks[i])
+    }
+
+    /// The index of the task with this instance id.
+    pub fn task_index(&self, id: &str) -> Option<usize> {
+        let pool = self.pool.read().unwrap_or_else(|p| p.into_inner());
+        pool.by_id.get(id).copied()
+    }
+
+    /// How many tasks are served.
+    pub fn task_count(&self) -> usize {
+        self.pool
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .tasks
+            .len()
+    }
+
+    /// Tasks generated while serving join the pool and the curriculum (an id already served
+    /// is skipped); returns how many joined.
+    pub fn add_tasks(&self, new: Vec<Task>) -> usize {
+        let mut added = 0;
+        let infos: Vec<crate::curriculum::TaskInfo> = {
+            let mut pool = self.pool.write().unwrap_or_else(|p| p.into_inner());
+            for t in new {
+                if pool.by_id.contains_key(&t.instance_id) {
+                    continue;
+                }
+                let i = pool.tasks.len();
+                pool.by_id.insert(t.instance_id.clone(), i);
+                pool.tasks.push(Arc::new(t));
+                added += 1;
+            }
+            pool.tasks
+                .iter()
+                .map(|t| crate::curriculum::TaskInfo::of(t))
+                .collect()
+        };
+        if added > 0 {
+            let mut guard = lock(&self.curriculum);
+            let cur = std::mem::replace(
+                &mut guard.0,
+                Curriculum::new(Vec::new(), CurriculumConfig::default()),
+            );
+            guard.0 = Curriculum::resume(cur, infos);
+        }
+        added
+    }
+
     /// The environment of task `i` (prepared once per image or seed).
     pub(crate) fn environment(
         &self,
         i: usize,
     ) -> Result<(Arc<dyn Environment>, SandboxKind), String> {
-        let task = &self.tasks[i];
+        let task = self.task(i);
         let mut envs = lock(&self.envs);
-        envs.for_task(task)
+        envs.for_task(&task)
     }
 
     /// A new worker of task `i`'s environment, in the task's start state.
@@ -168,7 +244,7 @@ impl Server {
         let mut worker = env
             .worker(n)
             .map_err(|e| format!("starting a worker: {e}"))?;
-        session::enter(worker.as_mut(), &self.tasks[i], kind)?;
+        session::enter(worker.as_mut(), &self.task(i), kind)?;
         Ok((worker, env, kind))
     }
 
@@ -201,7 +277,7 @@ impl Server {
                     kind,
                 }),
                 Err(e) => {
-                    tracing::warn!(task = %self.tasks[i].instance_id, "warming a worker: {e}");
+                    tracing::warn!(task = %self.task(i).instance_id, "warming a worker: {e}");
                     return;
                 }
             }
@@ -247,7 +323,7 @@ impl Server {
 
     /// Write a session's state to the database (a failure is logged: the session goes on).
     pub(crate) fn record(&self, s: &Session) {
-        if let Err(e) = lock(&self.store).save(s, &self.tasks[s.task].instance_id) {
+        if let Err(e) = lock(&self.store).save(s, &self.task(s.task).instance_id) {
             tracing::warn!(session = %s.id, "recording the session: {e}");
         }
     }
@@ -292,6 +368,10 @@ pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         tracing::warn!(addr = %cfg.addr, "listening beyond loopback without --token");
     }
     let server = Arc::new(Server::open(cfg)?);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if server.cfg.generate {
+        generate(&server, &stop);
+    }
     // Idle sessions end, and the warm pool is kept full, off the request path.
     {
         let s = Arc::clone(&server);
@@ -317,7 +397,7 @@ pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
             .await
             .map_err(|error| ServeError::Bind { addr, error })?;
         let bound = listener.local_addr().unwrap_or(addr);
-        tracing::info!(addr = %bound, tasks = server.tasks.len(), "serving");
+        tracing::info!(addr = %bound, tasks = server.task_count(), "serving");
         // The address, for scripts that asked for port 0.
         println!("listening on http://{bound}");
         let app = http::router(Arc::clone(&server));
@@ -326,6 +406,7 @@ pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
             .await
             .map_err(|e| ServeError::Runtime(e.to_string()))
     })?;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
     // Sessions still open end with the server.
     for s in lock(&server.sessions).values() {
         let mut s = lock(s);
@@ -335,6 +416,80 @@ pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         }
     }
     Ok(())
+}
+
+/// `--generate`: `train --generate`'s generators grow the pool while the server runs, in the
+/// plan the curriculum makes from the submits it has seen: multi-bug combinations of the
+/// served tasks (verified three times in the sandbox), and single-bug tasks from their seeds
+/// in the plan's category mix (the engine's rounds, `generate_batch` candidates each).
+fn generate(server: &Arc<Server>, stop: &Arc<std::sync::atomic::AtomicBool>) {
+    use crate::train::generator;
+    let Some(plan) = server.plan.clone() else {
+        return;
+    };
+    let singles: Vec<Task> = {
+        let pool = server.pool.read().unwrap_or_else(|p| p.into_inner());
+        pool.tasks
+            .iter()
+            .filter(|t| t.metadata.mutators.len() < 2)
+            .map(|t| (**t).clone())
+            .collect()
+    };
+    let known: std::collections::BTreeSet<String> =
+        singles.iter().map(|t| t.instance_id.clone()).collect();
+    let dir = server
+        .cfg
+        .db
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let mut reward = crate::train::reward::RewardConfig::new(
+        dir.join("serve-generated-rewards.db"),
+        server.cfg.cache.clone(),
+    );
+    reward.sandbox = server.cfg.sandbox;
+    reward.limits = server.cfg.limits.clone();
+    reward.workers = 1;
+    let (tx, rx) = std::sync::mpsc::channel::<Task>();
+    let seed = server.cfg.seed;
+    if server.cfg.generate_batch > 0 {
+        let mut seeds: Vec<String> = singles
+            .iter()
+            .filter_map(|t| generator::seed_of(t).map(str::to_string))
+            .collect();
+        seeds.sort();
+        seeds.dedup();
+        let ecfg = generator::EngineGen {
+            manifest: server.cfg.manifest.clone(),
+            seeds,
+            out: dir.join("serve-engine"),
+            cache: server.cfg.cache.clone(),
+            sandbox: server.cfg.sandbox,
+            batch: server.cfg.generate_batch,
+        };
+        let (known, plan, stop, tx) = (
+            known.clone(),
+            Arc::clone(&plan),
+            Arc::clone(stop),
+            tx.clone(),
+        );
+        std::thread::spawn(move || generator::generate_single(ecfg, known, plan, stop, tx, seed));
+    }
+    {
+        let (plan, stop) = (Arc::clone(&plan), Arc::clone(stop));
+        std::thread::spawn(move || {
+            generator::generate(singles, known, reward, plan, stop, tx, seed)
+        });
+    }
+    let s = Arc::clone(server);
+    std::thread::spawn(move || {
+        for task in rx {
+            let id = task.instance_id.clone();
+            if s.add_tasks(vec![task]) > 0 {
+                tracing::info!(task = %id, tasks = s.task_count(), "a generated task joins the pool");
+            }
+        }
+    });
 }
 
 async fn shutdown() {
