@@ -11,9 +11,9 @@
 //!   is a kill in its test file while the other test file still runs;
 //! - `js_node_units`: node's built-in test runner: ids with the suites' names, no per-test
 //!   coverage (screening by the module's test file), a file that cannot load is a kill;
-//! - `js_process_exit`: a mutant whose test calls `process.exit`, which ends jest (in band)
-//!   before it writes a report: the file is found by running the files again in halves, its
-//!   tests are ERRORs, the other file's pass;
+//! - `js_process_exit`: a mutant that calls `process.exit` fails its test (swe-forge's exit
+//!   guard), and one that kills jest's process leaves no report: its file is found by running
+//!   the files again in halves, its tests are ERRORs, the other files' pass;
 //! - `ts_ranges`: TypeScript through ts-jest: tested by the `typescript_jest` toolchain, its
 //!   coverage mapped back to the `.ts` lines, its mutants made into tasks.
 
@@ -214,14 +214,42 @@ fn a_mocha_project_gets_per_test_coverage_and_a_load_that_throws_is_a_kill() {
 }
 
 #[test]
-fn a_test_that_ends_jests_process_fails_its_file_and_the_others_still_run() {
-    if !jest_or_skip("a_test_that_ends_jests_process_fails_its_file_and_the_others_still_run") {
+fn code_that_ends_the_process_is_a_failing_test_not_a_lost_run() {
+    if !jest_or_skip("code_that_ends_the_process_is_a_failing_test_not_a_lost_run") {
         return;
     }
-    let (out, dir) = run_fixture("js_process_exit", &["--max-candidates", "40"]);
+    let (out, dir) = run_fixture("js_process_exit", &["--max-candidates", "60"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let cands = candidate_lines(dir.path());
-    // A good port taken for a bad one: the first test calls process.exit(2).
+    let tasks = jsonl(&dir.path().join("out/tasks.jsonl"));
+    let task_of = |c: &serde_json::Value| {
+        tasks
+            .iter()
+            .find(|t| t["metadata"]["candidate_id"] == c["id"])
+            .unwrap_or_else(|| panic!("no task for {c}"))
+            .clone()
+    };
+    let ids = |t: &serde_json::Value, k: &str| -> Vec<String> {
+        let mut v: Vec<String> = t[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    let buggy = |t: &serde_json::Value| {
+        t["metadata"]["verification"]["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["label"] == "buggy#1")
+            .unwrap()
+            .clone()
+    };
+
+    // process.exit(2) for a good port: the guard makes it a failing test.
     let exits = cands
         .iter()
         .find(|c| {
@@ -233,52 +261,56 @@ fn a_test_that_ends_jests_process_fails_its_file_and_the_others_still_run() {
         })
         .unwrap_or_else(|| panic!("no negated range check in parsePort: {cands:?}"));
     assert_eq!(exits["status"], "accepted", "{exits}");
-    let tasks = jsonl(&dir.path().join("out/tasks.jsonl"));
-    let task = tasks
-        .iter()
-        .find(|t| t["metadata"]["candidate_id"] == exits["id"])
-        .expect("the task of the mutant that exits");
-    let ids = |k: &str| -> Vec<String> {
-        let mut v: Vec<String> = task[k]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_str().unwrap().to_string())
-            .collect();
-        v.sort();
-        v
-    };
-    // The file whose test ends the process: all its tests are ERRORs.
+    let task = task_of(exits);
     assert_eq!(
-        ids("FAIL_TO_PASS"),
+        ids(&task, "FAIL_TO_PASS"),
         [
             "test/args.test.js::a bad port throws when asked not to exit",
             "test/args.test.js::reads a port",
             "test/args.test.js::reads an address",
         ]
     );
-    assert_eq!(
-        ids("PASS_TO_PASS"),
-        [
-            "test/join.test.js::one word",
-            "test/join.test.js::three words"
-        ]
-    );
-    let buggy = task["metadata"]["verification"]["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["label"] == "buggy#1")
-        .unwrap();
+    let b = buggy(&task);
+    let port = &b["results"]["test/args.test.js::reads a port"];
+    assert_eq!(port["status"], "FAILED", "{b}");
     assert!(
-        buggy["collection_errors"]["test/args.test.js"]
+        port["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("process.exit(2) was called")),
+        "{port}"
+    );
+    assert!(
+        b["collection_errors"]
+            .as_object()
+            .is_none_or(|e| e.is_empty()),
+        "{b}"
+    );
+    assert!(
+        ids(&task, "PASS_TO_PASS").contains(&"test/join.test.js::three words".to_string()),
+        "{task}"
+    );
+
+    // SIGKILL of its own process: no report; the file is found by halves, its test an ERROR.
+    let kills = cands
+        .iter()
+        .find(|c| c["function"] == "stopNow" && c["mutator"] == "js-negate-condition")
+        .unwrap_or_else(|| panic!("no negated condition in stopNow: {cands:?}"));
+    assert_eq!(kills["status"], "accepted", "{kills}");
+    let task = task_of(kills);
+    assert_eq!(
+        ids(&task, "FAIL_TO_PASS"),
+        ["test/stop.test.js::a later stop keeps running"]
+    );
+    let b = buggy(&task);
+    assert!(
+        b["collection_errors"]["test/stop.test.js"]
             .as_str()
             .is_some_and(|e| e.contains("the test process exited")),
-        "{buggy}"
+        "{b}"
     );
     assert_eq!(
-        buggy["results"]["test/join.test.js::three words"]["status"], "PASSED",
-        "{buggy}"
+        b["results"]["test/join.test.js::three words"]["status"], "PASSED",
+        "{b}"
     );
 }
 

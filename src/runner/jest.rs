@@ -27,8 +27,11 @@ use std::path::PathBuf;
 /// The per-test coverage setup file.
 pub const COVERAGE_SETUP_JS: &str = include_str!("jest_coverage.js");
 
-/// The configuration wrapper of the coverage run.
+/// The configuration wrapper of every run (the exit guard; in the coverage run, the coverage
+/// setup file).
 pub const COVERAGE_CONFIG_JS: &str = include_str!("jest_config.js");
+/// The guard that makes `process.exit()` throw in the code under test.
+pub const EXIT_GUARD_JS: &str = include_str!("jest_exit.js");
 
 const REPORT: &str = "jest-report.json";
 const SOURCES: &str = "jest-sources.json";
@@ -126,10 +129,15 @@ impl Jest {
         if let Some(dir) = &self.cache_dir {
             cmd.push_str(&format!(" --cacheDirectory={}", shell_quote(dir)));
         }
+        if self.wraps_config() {
+            cmd.push_str(&format!(
+                " --config={}",
+                shell_quote(&format!("{scratch}/jest-config.js"))
+            ));
+        }
         if coverage {
             cmd.push_str(&format!(
-                " --config={} --coverage --coverageReporters=json-summary --coverageDirectory={}",
-                shell_quote(&format!("{scratch}/jest-config.js")),
+                " --coverage --coverageReporters=json-summary --coverageDirectory={}",
                 shell_quote(&format!("{scratch}/jest-coverage")),
             ));
         }
@@ -142,13 +150,42 @@ impl Jest {
         cmd
     }
 
+    /// Whether runs use swe-forge's configuration wrapper (not when the seed's command names
+    /// a configuration of its own).
+    fn wraps_config(&self) -> bool {
+        !self
+            .command
+            .split_whitespace()
+            .any(|w| w == "-c" || w == "--config" || w.starts_with("--config="))
+    }
+
+    /// The wrapper configuration and the exit guard, written to the scratch directory, and the
+    /// variable that names the guard.
+    fn prelude(&self, scratch: &str) -> String {
+        if !self.wraps_config() {
+            return String::new();
+        }
+        let config = format!("{scratch}/jest-config.js");
+        let exit = format!("{scratch}/jest-exit.js");
+        format!(
+            "{}{}export SWE_FORGE_JEST_EXIT={}\n",
+            super::maven::heredoc(&shell_quote(&config), COVERAGE_CONFIG_JS),
+            super::maven::heredoc(&shell_quote(&exit), EXIT_GUARD_JS),
+            shell_quote(&exit),
+        )
+    }
+
     /// jest, then (only when the report has a failure) the failed tests' source lines.
     fn script(&self, scratch: &str, tests: Option<&[String]>) -> String {
-        node::run_script(
-            &self.command_line(scratch, tests, false),
-            scratch,
-            REPORT,
-            SOURCES,
+        format!(
+            "{}{}",
+            self.prelude(scratch),
+            node::run_script(
+                &self.command_line(scratch, tests, false),
+                scratch,
+                REPORT,
+                SOURCES,
+            )
         )
     }
 
@@ -174,18 +211,22 @@ impl Jest {
             _ => None,
         };
         let script = match (tests, files) {
-            (None, Some(f)) => node::run_script(
-                &format!(
-                    "{} --runTestsByPath {}",
-                    self.command_line(&scratch, None, false),
-                    f.iter()
-                        .map(|x| shell_quote(x))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                ),
-                &scratch,
-                REPORT,
-                SOURCES,
+            (None, Some(f)) => format!(
+                "{}{}",
+                self.prelude(&scratch),
+                node::run_script(
+                    &format!(
+                        "{} --runTestsByPath {}",
+                        self.command_line(&scratch, None, false),
+                        f.iter()
+                            .map(|x| shell_quote(x))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                    &scratch,
+                    REPORT,
+                    SOURCES,
+                )
             ),
             _ => self.script(&scratch, within.as_deref().or(tests)),
         };
@@ -220,13 +261,12 @@ impl Jest {
 
     fn coverage_script(&self, scratch: &str) -> String {
         let setup = format!("{scratch}/jest-coverage-setup.js");
-        let config = format!("{scratch}/jest-config.js");
         let core = format!("{scratch}/coverage-core.js");
         let lines = format!("{scratch}/{COVERAGE_LINES}");
         format!(
             "{}{}{}rm -f {lines_q}\nexport SWE_FORGE_JEST_SETUP={setup_q} SWE_FORGE_JEST_COVERAGE={lines_q} SWE_FORGE_COVERAGE_CORE={core_q}\n{}",
+            self.prelude(scratch),
             super::maven::heredoc(&shell_quote(&setup), COVERAGE_SETUP_JS),
-            super::maven::heredoc(&shell_quote(&config), COVERAGE_CONFIG_JS),
             super::maven::heredoc(&shell_quote(&core), COVERAGE_CORE_JS),
             self.command_line(scratch, None, true),
             setup_q = shell_quote(&setup),

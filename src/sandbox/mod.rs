@@ -208,6 +208,15 @@ pub trait Worker: Send {
     ) -> Result<ResidentExec, SandboxError> {
         Ok(ResidentExec::Unsupported)
     }
+
+    /// How many times this worker lost its state on its own: its container replaced, or its
+    /// agent restarted with the tree to be reset before the next command (a command that
+    /// killed it, a container killed from outside). Verification resets before every run and
+    /// does not care; a caller that keeps state in the worker from command to command (an
+    /// agent's session in `serve`) must not go on once this changed.
+    fn losses(&self) -> u64 {
+        0
+    }
 }
 
 /// Quote a string for a POSIX shell.

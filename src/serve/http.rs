@@ -382,6 +382,7 @@ pub fn do_step(server: &Server, id: &str, action: &Value) -> Result<Value, ApiEr
         return submit(server, &mut s);
     }
     let started = Instant::now();
+    let losses_before = s.worker.as_ref().map_or(0, |w| w.losses());
     let task_file = server.task(s.task).metadata.location.file.clone();
     let outcome = {
         let tool = action.tool.as_str();
@@ -408,6 +409,15 @@ pub fn do_step(server: &Server, id: &str, action: &Value) -> Result<Value, ApiEr
     };
     let seconds = started.elapsed().as_secs_f64();
     s.tool_seconds += seconds;
+    // A worker that lost its state (its container died, its agent was killed: the tree is
+    // reset before the next command) holds no longer what the agent did: the session fails.
+    let lost = s.worker.as_ref().map_or(0, |w| w.losses()) != losses_before;
+    let outcome = match outcome {
+        _ if lost => Err(ToolError::Environment(
+            "the session's container or its agent died: what the agent did is lost".to_string(),
+        )),
+        other => other,
+    };
     // Localization: the bug's file read, or named in a command.
     if let Some(p) = outcome.as_ref().ok().and_then(|(_, p)| p.clone()) {
         s.opened.insert(p);

@@ -93,6 +93,7 @@ impl Environment for DockerEnv {
             pending_reset: false,
             scratch_files: Some(HashMap::new()),
             replacements: 0,
+            losses: 0,
             resident_unsafe: None,
             resident_lost: false,
         };
@@ -115,6 +116,8 @@ struct DockerWorker {
     /// The scratch dir as the last command left it (files up to the cap), when known.
     scratch_files: Option<HashMap<String, ScratchFile>>,
     replacements: u32,
+    /// See [`Worker::losses`].
+    losses: u64,
     /// Set by a resident request the agent refused (forking the resident is not safe).
     resident_unsafe: Option<String>,
     /// Set by a resident request whose resident died or hung without answering.
@@ -191,6 +194,7 @@ impl DockerWorker {
     /// scratch) with a new agent.
     fn replace(&mut self) -> Result<(), SandboxError> {
         self.replacements += 1;
+        self.losses += 1;
         self.agent = None;
         tracing::warn!(container = %self.spec.name, "replacing the container");
         let kill = KillContainerOptionsBuilder::default()
@@ -336,6 +340,7 @@ impl DockerWorker {
                 // The command killed the agent (same user). A new agent first kills whatever
                 // is left; the tree is reset before the next command.
                 tracing::debug!(container = %self.spec.name, "agent lost: {why}");
+                self.losses += 1;
                 if self.start_agent().is_err() {
                     self.replace()?;
                 }
@@ -429,6 +434,10 @@ impl DockerWorker {
 }
 
 impl Worker for DockerWorker {
+    fn losses(&self) -> u64 {
+        self.losses
+    }
+
     fn root(&self) -> &str {
         ROOT
     }
