@@ -10,10 +10,11 @@
     TypeScript's compiler, with their dependencies under /usr/share/nodejs, where node finds
     them without node_modules. The build checks that the dependencies the tests need (every
     dependency; the devDependencies test files load or the test configuration names) load
-    from there; for those that do not, where the network answers, it installs Debian's npm
-    with apt and runs `npm install` into /opt/swe-forge/node (outside /testbed, which task
-    images replace; on NODE_PATH); otherwise the build fails with the missing names (the seed
-    is rejected). What only some test files need (deps-check.js exits 0) is not fetched: the
+    from there. For those that do not, it first installs Debian's own packages of them
+    (`node-<name>`, else `<name>`: chai, say) where Debian's archive answers; for what is still
+    missing, where the network answers, Debian's npm and `npm install` into /opt/swe-forge/node
+    (outside /testbed, which task images replace; on NODE_PATH); otherwise the build fails with
+    the missing names (the seed is rejected). What only some test files need (deps-check.js exits 0) is not fetched: the
     build goes on without it, and the baseline reports those files as uncollectable.
     jest's cache directory {{ jest_cache }} belongs to the test user (outside /testbed, which
     resets leave alone, and outside /tmp, which the agent empties). /node_modules is a link to
@@ -32,6 +33,16 @@ RUN set -e; install -d -o {{ uid }} -g {{ uid }} {{ jest_cache }}; mkdir -p /opt
     ln -sfn /usr/share/nodejs /node_modules; \
     cd /testbed; \
     missing=$(node /opt/swe-forge/node-tools/deps-check.js) && status=0 || status=$?; \
+    if [ -n "$missing" ] && timeout 300 apt-get -qq update >/dev/null 2>&1; then \
+      for m in $missing; do \
+        d=$(printf '%s' "$m" | sed 's/^@//; s#/#-#g' | tr 'A-Z' 'a-z'); \
+        DEBIAN_FRONTEND=noninteractive timeout 300 apt-get -qq install -y --no-install-recommends "node-$d" >/dev/null 2>&1 \
+          || DEBIAN_FRONTEND=noninteractive timeout 300 apt-get -qq install -y --no-install-recommends "$d" >/dev/null 2>&1 \
+          || true; \
+      done; \
+      rm -rf /var/lib/apt/lists/*; \
+      missing=$(node /opt/swe-forge/node-tools/deps-check.js) && status=0 || status=$?; \
+    fi; \
     if [ -n "$missing" ] && [ "$status" = 0 ]; then \
       echo {{ ("swe-forge: " ~ seed ~ ": going on without ") | sh }}"$(echo $missing)"{{ " (only some test files need them)" | sh }} >&2; \
     elif [ -n "$missing" ]; then \

@@ -395,8 +395,8 @@ fn python_client_tests(url: &str, token: Option<&str>, task: &str) {
         panic!("clients/python/tests is missing");
     }
     let mut cmd = Command::new("python3");
-    cmd.args(["-m", "unittest", "discover", "-v", "-s", "tests"])
-        .current_dir(&client)
+    cmd.args(["-m", "unittest", "-v", "test_client", "test_offline"])
+        .current_dir(client.join("tests"))
         .env("PYTHONPATH", &client)
         .env("SWE_FORGE_SERVE_URL", url)
         .env("SWE_FORGE_SERVE_TASK", task);
@@ -492,45 +492,55 @@ fn ws_call(ws: &mut Ws, msg: Value) -> Value {
     serde_json::from_slice(&body).unwrap()
 }
 
+/// The server's containers now (`-a`: stopped ones too).
+fn containers_of(pid: u32) -> Vec<String> {
+    let out = Command::new("docker")
+        .args(["ps", "-aq", "--filter"])
+        .arg(format!(
+            "label={}={pid}",
+            swe_forge::sandbox::docker::LABEL_OWNER_PID
+        ))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
-fn in_docker_a_session_is_the_task_image_and_a_killed_container_fails_only_its_session() {
-    let test =
-        "in_docker_a_session_is_the_task_image_and_a_killed_container_fails_only_its_session";
+fn in_docker_scripted_agents_load_and_faults() {
+    let test = "in_docker_scripted_agents_load_and_faults";
     if !docker_or_skip(test) {
         return;
     }
+    // At least 20 tasks of the demo seed, with their task images.
     let dir = tempfile::tempdir().unwrap();
     let out = bin()
         .args([
-            "run",
-            "--sandbox",
-            "docker",
-            "--only",
-            "pyshelf",
-            "--max-candidates",
-            "2",
-            "--jobs",
-            "1",
-            "--json",
-            "--out",
+            "run", "--sandbox", "docker", "--only", "pyshelf", "--max-candidates", "26",
+            "--jobs", "2", "--json", "--out",
         ])
         .arg(dir.path().join("out"))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
+    let tasks_file = dir.path().join("out/tasks.jsonl");
     let tasks = tasks_of(dir.path());
-    assert!(!tasks.is_empty(), "{}", text(&out));
+    assert!(tasks.len() >= 20, "{} tasks: {}", tasks.len(), text(&out));
     let task = &tasks[0];
     let id = task["instance_id"].as_str().unwrap();
+    let db = dir.path().join("serve.db");
     let s = start(
-        &dir.path().join("out/tasks.jsonl"),
-        &dir.path().join("serve.db"),
+        &tasks_file,
+        &db,
         "docker",
-        &["--pool", "0"],
+        &["--pool", "2", "--max-sessions", "10"],
         None,
     );
-    let sid = s.reset(id);
+
     // The task's own image: one parentless commit, no network, not root.
+    let sid = s.reset(id);
     let (_, r) = s.step(
         &sid,
         "bash",
@@ -539,78 +549,74 @@ fn in_docker_a_session_is_the_task_image_and_a_killed_container_fails_only_its_s
     let output = r["observation"]["output"].as_str().unwrap().to_string();
     let lines: Vec<&str> = output.lines().collect();
     assert_eq!(lines.first().map(|l| l.trim()), Some("1"), "{output}");
-    assert_ne!(
-        lines.get(1).map(|l| l.trim()),
-        Some("0"),
-        "runs as root: {output}"
-    );
+    assert_ne!(lines.get(1).map(|l| l.trim()), Some("0"), "runs as root: {output}");
     assert!(output.contains("offline"), "{output}");
-    let (_, r) = s.step(
-        &sid,
-        "bash",
-        json!({"command": apply_command(task["patch"].as_str().unwrap())}),
-    );
-    assert_eq!(r["observation"]["exit_code"], 0, "{r}");
-    let (_, r) = s.step(&sid, "submit", json!({}));
-    assert_eq!(r["reward"], 1.0, "{r}");
+    let (_, r) = s.step(&sid, "close", json!({}));
+    assert!(r["observation"]["error"].is_string(), "{r}");
+    s.call("POST", "/close", Some(&json!({"session_id": sid})));
 
-    // A session whose container is killed: that session fails; the server goes on.
-    let sid2 = s.reset(id);
-    // The server's containers: the session's (and none other of this test's).
-    let containers = Command::new("docker")
-        .args(["ps", "-q", "--filter"])
-        .arg(format!(
-            "label={}={}",
-            swe_forge::sandbox::docker::LABEL_OWNER_PID,
-            s.child.id()
-        ))
+    // The scripted agents, through the Python client: gold, no-op, cheats, and a load of 8
+    // concurrent sessions with 3 episodes each.
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/python");
+    let py = Command::new("python3")
+        .args(["-m", "unittest", "-v", "test_agents"])
+        .current_dir(client.join("tests"))
+        .env("PYTHONPATH", &client)
+        .env("SWE_FORGE_SERVE_URL", &s.url)
+        .env("SWE_FORGE_SERVE_TASKS", &tasks_file)
         .output()
-        .unwrap();
-    let before: Vec<String> = String::from_utf8_lossy(&containers.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect();
-    assert!(!before.is_empty());
-    for c in &before {
-        let _ = Command::new("docker").args(["kill", c]).output();
-    }
-    let (st, e) = s.step(&sid2, "bash", json!({"command": "ls"}));
+        .expect("python3");
+    let log = String::from_utf8_lossy(&py.stderr);
+    assert!(py.status.success(), "the scripted agents failed:\n{log}");
+    assert!(!log.contains("skipped '"), "{log}");
+    // No session left open: only the warm pool's containers are running.
+    let (_, h) = s.call("GET", "/health", None);
+    assert_eq!(h["sessions"], 0, "{h}");
+    assert!(containers_of(s.child.id()).len() <= 2, "{:?}", containers_of(s.child.id()));
+
+    // A session whose container is killed by hand errors; another session goes on.
+    let a = s.reset(id);
+    let b = s.reset(&tasks[1]["instance_id"].as_str().unwrap().to_string());
+    let before = containers_of(s.child.id());
+    let (_, r) = s.step(&a, "bash", json!({"command": "hostname"}));
+    let host_a = r["observation"]["output"].as_str().unwrap().trim().to_string();
+    let victim = before
+        .iter()
+        .find(|c| host_a.starts_with(c.as_str()) || c.starts_with(&host_a))
+        .unwrap_or_else(|| panic!("the container of session a ({host_a}) among {before:?}"))
+        .clone();
+    Command::new("docker").args(["kill", &victim]).output().unwrap();
+    let (st, e) = s.step(&a, "bash", json!({"command": "ls"}));
     assert_eq!(st, 500, "{e}");
     assert!(e["error"].as_str().unwrap().contains("environment"), "{e}");
-    let (_, st2) = s.call("GET", &format!("/sessions/{sid2}"), None);
-    assert_eq!(st2["status"], "failed", "{st2}");
-    let (st, h) = s.call("GET", "/health", None);
-    assert_eq!(st, 200, "{h}");
-    let sid3 = s.reset(id);
-    let (_, r) = s.step(&sid3, "bash", json!({"command": "true"}));
-    assert_eq!(r["observation"]["exit_code"], 0, "{r}");
+    let (_, sa) = s.call("GET", &format!("/sessions/{a}"), None);
+    assert_eq!(sa["status"], "failed", "{sa}");
+    let (st, r) = s.step(&b, "bash", json!({"command": "true"}));
+    assert_eq!((st, r["observation"]["exit_code"].as_i64()), (200, Some(0)), "{r}");
 
-    // The server dies with a session open (SIGKILL): the next one ends that session and
-    // sweeps its container.
+    // The server killed (SIGKILL) with session b open, and restarted: b is ended, the killed
+    // server's containers are swept, and new sessions work.
     let old_pid = s.child.id();
     drop(s);
-    let s = start(
-        &dir.path().join("out/tasks.jsonl"),
-        &dir.path().join("serve.db"),
-        "docker",
-        &["--pool", "0"],
-        None,
-    );
-    let (_, st3) = s.call("GET", &format!("/sessions/{sid3}"), None);
-    assert_eq!(st3["status"], "failed", "{st3}");
-    let left = Command::new("docker")
-        .args(["ps", "-aq", "--filter"])
-        .arg(format!(
-            "label={}={old_pid}",
-            swe_forge::sandbox::docker::LABEL_OWNER_PID
-        ))
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&left.stdout).trim().is_empty(),
-        "containers of the killed server are left: {}",
-        String::from_utf8_lossy(&left.stdout)
-    );
+    let s = start(&tasks_file, &db, "docker", &["--pool", "0"], None);
+    let (_, sb) = s.call("GET", &format!("/sessions/{b}"), None);
+    assert_eq!(sb["status"], "failed", "{sb}");
+    assert_eq!(sb["detail"], "the server restarted", "{sb}");
+    assert!(containers_of(old_pid).is_empty(), "{:?}", containers_of(old_pid));
+    let c = s.reset(id);
+    let (_, r) = s.step(&c, "bash", json!({"command": "true"}));
+    assert_eq!(r["observation"]["exit_code"], 0, "{r}");
+
+    // A graceful stop (SIGTERM) with a session open leaves no container.
+    let pid = s.child.id();
+    Command::new("kill").arg(pid.to_string()).output().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut s = s;
+    while s.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the server did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(containers_of(pid).is_empty(), "{:?}", containers_of(pid));
 }
 
 #[test]

@@ -407,7 +407,9 @@ pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
             .map_err(|e| ServeError::Runtime(e.to_string()))
     })?;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    // Sessions still open end with the server.
+    // The warm pool's containers go; sessions still open end with the server (their
+    // containers go with their workers).
+    lock(&server.warm).clear();
     for s in lock(&server.sessions).values() {
         let mut s = lock(s);
         if s.status == Status::Active {
