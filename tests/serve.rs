@@ -518,8 +518,17 @@ fn in_docker_scripted_agents_load_and_faults() {
     let dir = tempfile::tempdir().unwrap();
     let out = bin()
         .args([
-            "run", "--sandbox", "docker", "--only", "pyshelf", "--max-candidates", "26",
-            "--jobs", "2", "--json", "--out",
+            "run",
+            "--sandbox",
+            "docker",
+            "--only",
+            "pyshelf",
+            "--max-candidates",
+            "26",
+            "--jobs",
+            "2",
+            "--json",
+            "--out",
         ])
         .arg(dir.path().join("out"))
         .output()
@@ -549,7 +558,11 @@ fn in_docker_scripted_agents_load_and_faults() {
     let output = r["observation"]["output"].as_str().unwrap().to_string();
     let lines: Vec<&str> = output.lines().collect();
     assert_eq!(lines.first().map(|l| l.trim()), Some("1"), "{output}");
-    assert_ne!(lines.get(1).map(|l| l.trim()), Some("0"), "runs as root: {output}");
+    assert_ne!(
+        lines.get(1).map(|l| l.trim()),
+        Some("0"),
+        "runs as root: {output}"
+    );
     assert!(output.contains("offline"), "{output}");
     let (_, r) = s.step(&sid, "close", json!({}));
     assert!(r["observation"]["error"].is_string(), "{r}");
@@ -572,27 +585,42 @@ fn in_docker_scripted_agents_load_and_faults() {
     // No session left open: only the warm pool's containers are running.
     let (_, h) = s.call("GET", "/health", None);
     assert_eq!(h["sessions"], 0, "{h}");
-    assert!(containers_of(s.child.id()).len() <= 2, "{:?}", containers_of(s.child.id()));
+    assert!(
+        containers_of(s.child.id()).len() <= 2,
+        "{:?}",
+        containers_of(s.child.id())
+    );
 
     // A session whose container is killed by hand errors; another session goes on.
     let a = s.reset(id);
     let b = s.reset(&tasks[1]["instance_id"].as_str().unwrap().to_string());
     let before = containers_of(s.child.id());
     let (_, r) = s.step(&a, "bash", json!({"command": "hostname"}));
-    let host_a = r["observation"]["output"].as_str().unwrap().trim().to_string();
+    let host_a = r["observation"]["output"]
+        .as_str()
+        .unwrap()
+        .trim()
+        .to_string();
     let victim = before
         .iter()
         .find(|c| host_a.starts_with(c.as_str()) || c.starts_with(&host_a))
         .unwrap_or_else(|| panic!("the container of session a ({host_a}) among {before:?}"))
         .clone();
-    Command::new("docker").args(["kill", &victim]).output().unwrap();
+    Command::new("docker")
+        .args(["kill", &victim])
+        .output()
+        .unwrap();
     let (st, e) = s.step(&a, "bash", json!({"command": "ls"}));
     assert_eq!(st, 500, "{e}");
     assert!(e["error"].as_str().unwrap().contains("environment"), "{e}");
     let (_, sa) = s.call("GET", &format!("/sessions/{a}"), None);
     assert_eq!(sa["status"], "failed", "{sa}");
     let (st, r) = s.step(&b, "bash", json!({"command": "true"}));
-    assert_eq!((st, r["observation"]["exit_code"].as_i64()), (200, Some(0)), "{r}");
+    assert_eq!(
+        (st, r["observation"]["exit_code"].as_i64()),
+        (200, Some(0)),
+        "{r}"
+    );
 
     // The server killed (SIGKILL) with session b open, and restarted: b is ended, the killed
     // server's containers are swept, and new sessions work.
@@ -602,7 +630,11 @@ fn in_docker_scripted_agents_load_and_faults() {
     let (_, sb) = s.call("GET", &format!("/sessions/{b}"), None);
     assert_eq!(sb["status"], "failed", "{sb}");
     assert_eq!(sb["detail"], "the server restarted", "{sb}");
-    assert!(containers_of(old_pid).is_empty(), "{:?}", containers_of(old_pid));
+    assert!(
+        containers_of(old_pid).is_empty(),
+        "{:?}",
+        containers_of(old_pid)
+    );
     let c = s.reset(id);
     let (_, r) = s.step(&c, "bash", json!({"command": "true"}));
     assert_eq!(r["observation"]["exit_code"], 0, "{r}");
@@ -613,7 +645,10 @@ fn in_docker_scripted_agents_load_and_faults() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut s = s;
     while s.child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "the server did not stop on SIGTERM");
+        assert!(
+            Instant::now() < deadline,
+            "the server did not stop on SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(containers_of(pid).is_empty(), "{:?}", containers_of(pid));
@@ -672,4 +707,117 @@ fn with_generate_the_pool_grows_while_serving() {
     let (st, r) = s.call("POST", "/reset", Some(&json!({"task_id": multi})));
     assert_eq!(st, 200, "{r}");
     assert!(!r["observation"]["instruction"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn the_curriculum_moves_with_a_scripted_policy() {
+    // A scripted policy through the server: it solves the tasks of some buckets every other
+    // time (the gold fix, else nothing) and never the others. Once every task was tried, the
+    // curriculum (weight p(1 − p)) serves the half-solved buckets far more than the rest.
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = bin()
+        .env("TMPDIR", &tmp)
+        .args([
+            "run",
+            "--sandbox",
+            "local",
+            "--only",
+            "pyshelf",
+            "--max-candidates",
+            "14",
+            "--jobs",
+            "2",
+            "--no-synthesis",
+            "--json",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let records = tasks_of(dir.path());
+    let tasks: Vec<swe_forge::task::Task> = records
+        .iter()
+        .map(|r| serde_json::from_value(r.clone()).unwrap())
+        .collect();
+    // Buckets, the largest first, into the learnable half until it holds half the tasks.
+    let mut buckets: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for t in &tasks {
+        buckets
+            .entry(swe_forge::curriculum::TaskInfo::of(t).bucket())
+            .or_default()
+            .push(t.instance_id.clone());
+    }
+    let mut order: Vec<(String, Vec<String>)> = buckets.into_iter().collect();
+    order.sort_by_key(|(_, ids)| std::cmp::Reverse(ids.len()));
+    let mut learnable: std::collections::BTreeSet<String> = Default::default();
+    for (_, ids) in &order {
+        if learnable.len() * 2 >= tasks.len() {
+            break;
+        }
+        learnable.extend(ids.iter().cloned());
+    }
+    assert!(
+        !learnable.is_empty() && learnable.len() < tasks.len(),
+        "{order:?}"
+    );
+    let patch_of = |id: &str| {
+        records.iter().find(|r| r["instance_id"] == id).unwrap()["patch"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let s = start(
+        &dir.path().join("out/tasks.jsonl"),
+        &dir.path().join("serve.db"),
+        "local",
+        &["--pool", "0", "--grade-repeats", "1", "--seed", "11"],
+        None,
+    );
+    let mut tried: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut draws: Vec<String> = Vec::new();
+    for _ in 0..50 {
+        let (st, r) = s.call("POST", "/reset", Some(&json!({"sample": true})));
+        assert_eq!(st, 200, "{r}");
+        let sid = r["observation"]["session_id"].as_str().unwrap().to_string();
+        let id = r["observation"]["task_id"].as_str().unwrap().to_string();
+        let n = tried.entry(id.clone()).or_default();
+        *n += 1;
+        if learnable.contains(&id) && *n % 2 == 1 {
+            let (_, a) = s.step(
+                &sid,
+                "bash",
+                json!({"command": apply_command(&patch_of(&id))}),
+            );
+            assert_eq!(a["observation"]["exit_code"], 0, "{a}");
+        }
+        let (_, r) = s.step(&sid, "submit", json!({}));
+        let solved = r["reward"] == 1.0;
+        assert_eq!(solved, learnable.contains(&id) && *n % 2 == 1, "{id}: {r}");
+        draws.push(id);
+    }
+    // Every task was served, and once they all were, the learnable half dominates.
+    assert_eq!(tried.len(), tasks.len(), "{tried:?}");
+    let share = |from: usize| {
+        let later = &draws[from..];
+        later.iter().filter(|id| learnable.contains(*id)).count() as f64 / later.len() as f64
+    };
+    let initial = learnable.len() as f64 / tasks.len() as f64;
+    assert!(
+        share(30) >= 0.8 && share(30) > initial + 0.2,
+        "learnable share of the last 20 draws {} (of the pool {initial}); draws {draws:?}",
+        share(30)
+    );
+    let (_, cur) = s.call("GET", "/curriculum", None);
+    for t in cur["tasks"].as_array().unwrap() {
+        let p = t["pass_rate"].as_f64().unwrap();
+        let id = t["task_id"].as_str().unwrap();
+        if learnable.contains(id) {
+            assert!((0.15..=0.85).contains(&p), "{t}");
+        } else {
+            assert!(p < 0.15, "{t}");
+        }
+    }
 }
