@@ -21,6 +21,10 @@
     /usr/share/nodejs: resolving from /testbed upwards (jest's presets and transforms such as
     ts-jest, TypeScript's @types) then finds Debian's packages as if installed.
 
+    Debian's own copy of the project (js-yaml is one of jest's dependencies, so the base image
+    holds Debian's js-yaml) would hold the fixed code in every task image: it is replaced by a
+    link to /testbed, so that whatever loads the package by name loads the repository's code.
+
     Every instruction is a layer commit, slow on some storage drivers: keep them few.
 -#}
 FROM {{ base }}
@@ -55,6 +59,12 @@ RUN set -e; install -d -o {{ uid }} -g {{ uid }} {{ jest_cache }}; mkdir -p /opt
       fi; \
     elif [ "$status" != 0 ]; then \
       exit 1; \
+    fi; \
+    name=$(node -e 'try { process.stdout.write(String(require("/testbed/package.json").name || "")) } catch (e) {}'); \
+    if [ -n "$name" ]; then \
+      for d in /usr/share/nodejs /usr/lib/nodejs; do \
+        if [ -e "$d/$name" ] && [ ! -L "$d/$name" ]; then rm -rf "$d/$name"; ln -s /testbed "$d/$name"; fi; \
+      done; \
     fi; \
     rm -rf /tmp/swe-forge
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp TZ=UTC LC_ALL=C.UTF-8 LANG=C.UTF-8 NODE_PATH=/opt/swe-forge/node/node_modules
