@@ -514,7 +514,8 @@ fn in_docker_scripted_agents_load_and_faults() {
     if !docker_or_skip(test) {
         return;
     }
-    // At least 20 tasks of the demo seed, with their task images.
+    // At least 20 tasks of the demo seed, with their task images (the draw tests/harnesses.rs
+    // makes, so that one of the two builds the task images and the other finds them).
     let dir = tempfile::tempdir().unwrap();
     let out = bin()
         .args([
@@ -524,7 +525,7 @@ fn in_docker_scripted_agents_load_and_faults() {
             "--only",
             "pyshelf",
             "--max-candidates",
-            "26",
+            "24",
             "--jobs",
             "2",
             "--json",
