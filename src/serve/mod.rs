@@ -318,6 +318,11 @@ impl Server {
             self.record(&s);
             lock(&self.metrics).session_ended(Status::TimedOut.as_str());
         }
+        // Ended sessions leave memory after a while; their state stays in the database.
+        lock(&self.sessions).retain(|_, s| {
+            let s = lock(s);
+            s.status == Status::Active || s.last_active.elapsed() < ENDED_KEPT
+        });
         idle.len()
     }
 
@@ -328,6 +333,9 @@ impl Server {
         }
     }
 }
+
+/// How long an ended session stays in memory (then `/state` reads it from the database).
+const ENDED_KEPT: Duration = Duration::from_secs(600);
 
 /// A poisoned lock is still the data: a panic in one request must not stop the server.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
