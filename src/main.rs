@@ -9,7 +9,7 @@ mod cli;
 use anyhow::Result;
 use clap::Parser;
 use cli::args::{BenchCommand, Cli, Command, ImageCommand};
-use cli::{audit, bench, export, image, import, mutate, report, run, serve, train};
+use cli::{audit, bench, export, image, import, merge, mutate, report, run, serve, train};
 use std::path::PathBuf;
 
 fn default_cache() -> PathBuf {
@@ -76,6 +76,12 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Train(a) => train::train(a, cache, cli.quiet),
         Command::Audit(a) => audit::audit(a, cache, cli.quiet),
         Command::Serve(a) => serve::serve(a, cache),
+        Command::Merge {
+            inputs,
+            out,
+            allow_conflicts,
+            json,
+        } => merge::merge(&inputs, &out, allow_conflicts, json),
         Command::Report { out, json } => report::report(out, json),
         Command::Export {
             out,

@@ -224,6 +224,36 @@ impl Store {
         Ok(())
     }
 
+    /// Every stored baseline: (seed, commit, its JSON).
+    pub fn baselines(&self) -> Result<Vec<(String, String, String)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT seed, commit_id, json FROM baselines ORDER BY seed, commit_id")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(rows)
+    }
+
+    /// Store a baseline's JSON as it is (a merge copies them between stores).
+    pub fn put_baseline_json(
+        &self,
+        seed: &str,
+        commit: &str,
+        json: &str,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO baselines (seed, commit_id, json) VALUES (?1, ?2, ?3)",
+                params![seed, commit, json],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
     pub fn stage_times(&self) -> Result<Vec<(String, String, f64)>, StoreError> {
         let mut stmt = self
             .conn

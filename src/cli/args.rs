@@ -102,6 +102,23 @@ pub(crate) enum Command {
     /// WebSocket; OpenEnv-shaped) with tools, graded submits, the curriculum and metrics; see
     /// docs/serve.md. Binds to loopback by default.
     Serve(ServeArgs),
+    /// Join the output directories of several runs (the shards of one: `run --shard K/N`)
+    /// into OUT as one run would have written it (state.db, tasks.jsonl, candidates.jsonl,
+    /// summary.json, logs). A candidate two inputs decided differently is a conflict: exit 1,
+    /// unless --allow-conflicts (the first input's record is kept). Merging again gives the
+    /// same OUT.
+    Merge {
+        /// The runs' output directories.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The merged directory (made afresh).
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        allow_conflicts: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure a stage.
     Bench {
         #[command(subcommand)]
@@ -351,6 +368,11 @@ pub(crate) enum BenchCommand {
 pub(crate) struct RunArgs {
     /// Seed manifest (YAML); the embedded demo seeds when absent.
     pub(crate) manifest: Option<PathBuf>,
+    /// Decide only shard K of N (K from 0) of the sampled candidates, partitioned by a hash
+    /// of their ids: N shards with the same --seed and budgets decide exactly what one run
+    /// would; `merge` joins their output directories.
+    #[arg(long, value_name = "K/N")]
+    pub(crate) shard: Option<swe_forge::shard::Shard>,
     /// Output directory.
     #[arg(long, default_value = "out")]
     pub(crate) out: PathBuf,

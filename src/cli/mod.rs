@@ -7,6 +7,7 @@ pub(crate) mod bench;
 pub(crate) mod export;
 pub(crate) mod image;
 pub(crate) mod import;
+pub(crate) mod merge;
 pub(crate) mod mutate;
 pub(crate) mod report;
 pub(crate) mod run;

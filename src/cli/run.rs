@@ -83,6 +83,7 @@ pub(crate) fn run_pipeline(
             c
         }),
         undecided_only: false,
+        shard: args.shard,
     };
     ctrlc::set_handler(|| {
         if pipeline::STOP.swap(true, Ordering::SeqCst) {

@@ -89,6 +89,8 @@ pub struct RunConfig {
     /// (the training generator's rounds: each verifies `max_total` new candidates). Off for
     /// `run`, where an interrupted run resumes the same sample.
     pub undecided_only: bool,
+    /// Decide only this shard's part of the sampled candidates (`run --shard K/N`).
+    pub shard: Option<crate::shard::Shard>,
     /// `--visible-tests`: leave the FAIL_TO_PASS tests' files in the agent's start state (an
     /// easier variant; recorded as `metadata.start_state.hidden_tests: visible`).
     pub visible_tests: bool,

@@ -179,7 +179,12 @@ pub(super) fn run_seed(
     if cfg.undecided_only {
         enumerated.retain(|c| !decided.contains(&c.id));
     }
-    let sampled = candidate::sample(enumerated, &cfg.budget);
+    let mut sampled = candidate::sample(enumerated, &cfg.budget);
+    // A shard decides its part of what one run would sample (the partition is by id, so the
+    // sample itself does not depend on the shard).
+    if let Some(shard) = cfg.shard {
+        sampled.retain(|c| shard.contains(&c.id));
+    }
     s.sampled = sampled.len();
     store.add_stage_time(&seed.name, "mutate", t.elapsed().as_secs_f64())?;
     write_candidates_listing(&cfg.out, &seed.name, &sampled)?;

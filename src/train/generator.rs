@@ -175,6 +175,7 @@ pub fn generate_single(
             synthesis_budget: Some(Duration::from_secs(crate::pipeline::SYNTHESIS_BUDGET_S)),
             issue_llm: None,
             undecided_only: true,
+            shard: None,
             visible_tests: false,
             // Training grades in the repository image; the task images are for harnesses.
             task_images: false,
