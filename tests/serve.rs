@@ -128,6 +128,35 @@ impl Server {
     }
 }
 
+/// A local run of the demo seed pyshelf with 14 candidates (about a dozen tasks, some in the
+/// same file), into DIR/out.
+fn fourteen_candidates() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = bin()
+        .env("TMPDIR", &tmp)
+        .args([
+            "run",
+            "--sandbox",
+            "local",
+            "--only",
+            "pyshelf",
+            "--max-candidates",
+            "14",
+            "--jobs",
+            "2",
+            "--no-synthesis",
+            "--json",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    dir
+}
+
 /// A bash command that applies `patch` in the repository.
 fn apply_command(patch: &str) -> String {
     format!("git apply <<'SWE_FORGE_PATCH'\n{patch}SWE_FORGE_PATCH\n")
@@ -658,29 +687,7 @@ fn in_docker_scripted_agents_load_and_faults() {
 #[test]
 fn with_generate_the_pool_grows_while_serving() {
     // More tasks, so that some share a file and combine.
-    let dir = tempfile::tempdir().unwrap();
-    let tmp = dir.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let out = bin()
-        .env("TMPDIR", &tmp)
-        .args([
-            "run",
-            "--sandbox",
-            "local",
-            "--only",
-            "pyshelf",
-            "--max-candidates",
-            "14",
-            "--jobs",
-            "2",
-            "--no-synthesis",
-            "--json",
-            "--out",
-        ])
-        .arg(dir.path().join("out"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let dir = fourteen_candidates();
     let tasks = tasks_of(dir.path());
     let s = start(
         &dir.path().join("out/tasks.jsonl"),
@@ -715,29 +722,7 @@ fn the_curriculum_moves_with_a_scripted_policy() {
     // A scripted policy through the server: it solves the tasks of some buckets every other
     // time (the gold fix, else nothing) and never the others. Once every task was tried, the
     // curriculum (weight p(1 − p)) serves the half-solved buckets far more than the rest.
-    let dir = tempfile::tempdir().unwrap();
-    let tmp = dir.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let out = bin()
-        .env("TMPDIR", &tmp)
-        .args([
-            "run",
-            "--sandbox",
-            "local",
-            "--only",
-            "pyshelf",
-            "--max-candidates",
-            "14",
-            "--jobs",
-            "2",
-            "--no-synthesis",
-            "--json",
-            "--out",
-        ])
-        .arg(dir.path().join("out"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let dir = fourteen_candidates();
     let records = tasks_of(dir.path());
     let tasks: Vec<swe_forge::task::Task> = records
         .iter()

@@ -78,12 +78,7 @@ impl Jest {
 
     /// This runner knowing how many tests each file holds.
     pub fn with_tests_per_file<'a>(mut self, ids: impl IntoIterator<Item = &'a String>) -> Self {
-        self.tests_per_file.clear();
-        for id in ids {
-            if let Some(f) = test_file(id) {
-                *self.tests_per_file.entry(f.to_string()).or_default() += 1;
-            }
-        }
+        self.tests_per_file = node::tests_per_file(ids);
         self
     }
 

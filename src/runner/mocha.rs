@@ -67,12 +67,7 @@ impl Mocha {
 
     /// This runner knowing how many tests each file holds.
     pub fn with_tests_per_file<'a>(mut self, ids: impl IntoIterator<Item = &'a String>) -> Self {
-        self.tests_per_file.clear();
-        for id in ids {
-            if let Some((f, _)) = id.split_once("::") {
-                *self.tests_per_file.entry(f.to_string()).or_default() += 1;
-            }
-        }
+        self.tests_per_file = node::tests_per_file(ids);
         self
     }
 

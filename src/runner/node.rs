@@ -76,6 +76,19 @@ pub(crate) fn without_lone_surrogates(json: &str) -> std::borrow::Cow<'_, str> {
 /// with why (collection errors).
 pub type ParsedReport = (BTreeMap<String, TestResult>, BTreeMap<String, String>);
 
+/// How many tests each test file holds, from `<test file>::<title>` ids.
+pub(crate) fn tests_per_file<'a>(
+    ids: impl IntoIterator<Item = &'a String>,
+) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for id in ids {
+        if let Some((f, _)) = id.split_once("::") {
+            *out.entry(f.to_string()).or_default() += 1;
+        }
+    }
+    out
+}
+
 /// The last non-empty lines of a log, for an anomaly.
 pub(crate) fn tail(log: &[u8]) -> String {
     let text = String::from_utf8_lossy(log);
