@@ -23,7 +23,9 @@
 
     Debian's own copy of the project (js-yaml is one of jest's dependencies, so the base image
     holds Debian's js-yaml) would hold the fixed code in every task image: it is replaced by a
-    link to /testbed, so that whatever loads the package by name loads the repository's code.
+    link to /testbed (`own_copy`, src/toolchain/node.rs; the task images' layer does the same
+    from the name kept in /opt/swe-forge/node), so that whatever loads the package by name
+    loads the repository's code.
 
     Every instruction is a layer commit, slow on some storage drivers: keep them few.
 -#}
@@ -60,12 +62,8 @@ RUN set -e; install -d -o {{ uid }} -g {{ uid }} {{ jest_cache }}; mkdir -p /opt
     elif [ "$status" != 0 ]; then \
       exit 1; \
     fi; \
-    name=$(node -e 'try { process.stdout.write(String(require("/testbed/package.json").name || "")) } catch (e) {}'); \
-    if [ -n "$name" ]; then \
-      for d in /usr/share/nodejs /usr/lib/nodejs; do \
-        if [ -e "$d/$name" ] && [ ! -L "$d/$name" ]; then rm -rf "$d/$name"; ln -s /testbed "$d/$name"; fi; \
-      done; \
-    fi; \
+    node -e 'try { process.stdout.write(String(require("/testbed/package.json").name || "")) } catch (e) {}' > /opt/swe-forge/node/own-package-name; \
+    {{ own_copy }}; \
     rm -rf /tmp/swe-forge
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp TZ=UTC LC_ALL=C.UTF-8 LANG=C.UTF-8 NODE_PATH=/opt/swe-forge/node/node_modules
 LABEL{% for key, value in labels | items %} {{ key }}={{ value | json }}{% endfor %}

@@ -56,6 +56,14 @@ pub const JEST_CACHE: &str = "/var/cache/swe-forge/jest";
 pub const DEBIAN_NODE: &str = "/usr/share/nodejs";
 /// Where a repository image keeps what `npm install` fetched (on NODE_PATH).
 pub const NODE_INSTALL_DIR: &str = "/opt/swe-forge/node";
+/// The file of the install directory that names the project's own package (a task image's
+/// layer reads it: the task base has no /testbed yet).
+pub const OWN_NAME_FILE: &str = "/opt/swe-forge/node/own-package-name";
+/// Replaces Debian's copy of the project's own package (js-yaml is one of jest's
+/// dependencies) with a link to /testbed, in a repository image and in a task image's layer:
+/// that copy holds the fixed code. Whatever loads the package by name then loads the
+/// repository's. One shell line; the package's name is in [`OWN_NAME_FILE`].
+pub const OWN_COPY_SH: &str = "name=$(cat /opt/swe-forge/node/own-package-name 2>/dev/null || true); if [ -n \"$name\" ]; then for d in /usr/share/nodejs /usr/lib/nodejs; do if [ -e \"$d/$name\" ] && [ ! -L \"$d/$name\" ]; then rm -rf \"$d/$name\"; ln -s /testbed \"$d/$name\"; fi; done; fi";
 
 /// `lib/seats.js` → `seats`; `src/Seat-Map.test.ts` → `seat-map.test`.
 pub(crate) fn stem(path: &str) -> String {
@@ -77,11 +85,13 @@ pub fn image_recipe(repo: &Repo) -> ImageRecipe {
         values: BTreeMap::from([
             ("seed".to_string(), repo.name.clone().into()),
             ("jest_cache".to_string(), JEST_CACHE.into()),
+            ("own_copy".to_string(), OWN_COPY_SH.into()),
         ]),
         files: vec![ContextFile::text("node/deps-check.js", DEPS_CHECK_JS)],
         hash: vec![
             HashPart::Text(NODE_TEMPLATE.to_string()),
             HashPart::Text(DEPS_CHECK_JS.to_string()),
+            HashPart::Text(OWN_COPY_SH.to_string()),
             HashPart::BaseId,
             HashPart::Commit,
         ],
@@ -187,7 +197,7 @@ pub fn task_layer() -> TaskLayer {
     TaskLayer {
         copy_paths: vec![NODE_INSTALL_DIR.to_string()],
         prepare: format!(
-            "install -d -o {TEST_UID} -g {TEST_UID} {JEST_CACHE} && ln -sfn {DEBIAN_NODE} /node_modules"
+            "install -d -o {TEST_UID} -g {TEST_UID} {JEST_CACHE} && ln -sfn {DEBIAN_NODE} /node_modules && {{ {OWN_COPY_SH}; }}"
         ),
     }
 }
