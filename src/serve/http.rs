@@ -59,7 +59,19 @@ pub fn router(server: Shared) -> Router {
         .route("/ws", any(ws))
         .layer(middleware::from_fn_with_state(Arc::clone(&server), auth))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::map_response(close_after_refused_body))
         .with_state(server)
+}
+
+/// A body refused for its size was not read to its end, so the connection cannot carry another
+/// request: say so (`Connection: close`), or a client that pools connections sends its next
+/// request down a socket the server is closing.
+async fn close_after_refused_body(mut resp: Response) -> Response {
+    if resp.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        resp.headers_mut()
+            .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+    }
+    resp
 }
 
 /// `--token`: every route but `/health` needs `Authorization: Bearer <token>`.
