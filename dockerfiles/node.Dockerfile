@@ -11,7 +11,9 @@
     them without node_modules. The build checks that the dependencies the tests need (every
     dependency; the devDependencies test files load or the test configuration names) load
     from there. For those that do not, it first installs Debian's own packages of them
-    (`node-<name>`, else `<name>`: chai, say) where Debian's archive answers; for what is still
+    (`node-<name>`, else `<name>`: chai, say) where Debian's archive answers, and copies what
+    they added to Debian's node directories into /opt/swe-forge/node/node_modules (on
+    NODE_PATH, and copied into task images, which start from the base image); for what is still
     missing, where the network answers, Debian's npm and `npm install` into /opt/swe-forge/node
     (outside /testbed, which task images replace; on NODE_PATH); otherwise the build fails with
     the missing names (the seed is rejected). What only some test files need (deps-check.js exits 0) is not fetched: the
@@ -40,6 +42,8 @@ RUN set -e; install -d -o {{ uid }} -g {{ uid }} {{ jest_cache }}; mkdir -p /opt
     cd /testbed; \
     missing=$(node /opt/swe-forge/node-tools/deps-check.js) && status=0 || status=$?; \
     if [ -n "$missing" ] && timeout 300 apt-get -qq update >/dev/null 2>&1; then \
+      pkgs() { for r in /usr/share/nodejs /usr/lib/nodejs; do [ -d "$r" ] && (cd "$r" && for p in [!@]* @*/*; do [ -e "$p" ] && echo "$r/$p"; done); done | sort; }; \
+      pkgs > /tmp/swe-forge-before; \
       for m in $missing; do \
         d=$(printf '%s' "$m" | sed 's/^@//; s#/#-#g' | tr 'A-Z' 'a-z'); \
         DEBIAN_FRONTEND=noninteractive timeout 300 apt-get -qq install -y --no-install-recommends "node-$d" >/dev/null 2>&1 \
@@ -47,6 +51,12 @@ RUN set -e; install -d -o {{ uid }} -g {{ uid }} {{ jest_cache }}; mkdir -p /opt
           || true; \
       done; \
       rm -rf /var/lib/apt/lists/*; \
+      pkgs > /tmp/swe-forge-after; \
+      for p in $(comm -13 /tmp/swe-forge-before /tmp/swe-forge-after); do \
+        n=${p#/usr/share/nodejs/}; n=${n#/usr/lib/nodejs/}; \
+        mkdir -p "/opt/swe-forge/node/node_modules/$(dirname "$n")"; cp -rL "$p" "/opt/swe-forge/node/node_modules/$n"; \
+      done; \
+      rm -f /tmp/swe-forge-before /tmp/swe-forge-after; \
       missing=$(node /opt/swe-forge/node-tools/deps-check.js) && status=0 || status=$?; \
     fi; \
     if [ -n "$missing" ] && [ "$status" = 0 ]; then \

@@ -60,10 +60,11 @@ pub const NODE_INSTALL_DIR: &str = "/opt/swe-forge/node";
 /// layer reads it: the task base has no /testbed yet).
 pub const OWN_NAME_FILE: &str = "/opt/swe-forge/node/own-package-name";
 /// Replaces Debian's copy of the project's own package (js-yaml is one of jest's
-/// dependencies) with a link to /testbed, in a repository image and in a task image's layer:
+/// dependencies; or a package that another one needed pulled it in, so the install directory
+/// holds one) with a link to /testbed, in a repository image and in a task image's layer:
 /// that copy holds the fixed code. Whatever loads the package by name then loads the
 /// repository's. One shell line; the package's name is in [`OWN_NAME_FILE`].
-pub const OWN_COPY_SH: &str = "name=$(cat /opt/swe-forge/node/own-package-name 2>/dev/null || true); if [ -n \"$name\" ]; then for d in /usr/share/nodejs /usr/lib/nodejs; do if [ -e \"$d/$name\" ] && [ ! -L \"$d/$name\" ]; then rm -rf \"$d/$name\"; ln -s /testbed \"$d/$name\"; fi; done; fi";
+pub const OWN_COPY_SH: &str = "name=$(cat /opt/swe-forge/node/own-package-name 2>/dev/null || true); if [ -n \"$name\" ]; then for d in /usr/share/nodejs /usr/lib/nodejs /opt/swe-forge/node/node_modules; do if [ -e \"$d/$name\" ] && [ ! -L \"$d/$name\" ]; then rm -rf \"$d/$name\"; ln -s /testbed \"$d/$name\"; fi; done; fi";
 
 /// `lib/seats.js` → `seats`; `src/Seat-Map.test.ts` → `seat-map.test`.
 pub(crate) fn stem(path: &str) -> String {
