@@ -10,6 +10,7 @@ use anyhow::Result;
 use clap::Parser;
 use cli::args::{BenchCommand, Cli, Command, ImageCommand};
 use cli::{audit, bench, export, image, import, merge, mutate, report, run, serve, train};
+use cli::{cluster, status};
 use std::path::PathBuf;
 
 fn default_cache() -> PathBuf {
@@ -73,6 +74,12 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Image {
             what: ImageCommand::Tasks { tasks, json },
         } => image::tasks(tasks, cache, json),
+        Command::Image {
+            what: ImageCommand::Save { dir, pick },
+        } => image::save(dir, pick),
+        Command::Image {
+            what: ImageCommand::Load { dir, pick },
+        } => image::load(dir, pick),
         Command::Train(a) => train::train(a, cache, cli.quiet),
         Command::Audit(a) => audit::audit(a, cache, cli.quiet),
         Command::Serve(a) => serve::serve(a, cache),
@@ -83,6 +90,8 @@ fn dispatch(cli: Cli) -> Result<i32> {
             json,
         } => merge::merge(&inputs, &out, allow_conflicts, json),
         Command::Report { out, json } => report::report(out, json),
+        Command::Cluster { what } => cluster::cluster(what, cache),
+        Command::Status(a) => status::status(a),
         Command::Export {
             out,
             tasks,

@@ -623,7 +623,7 @@ fn in_docker_scripted_agents_load_and_faults() {
 
     // A session whose container is killed by hand errors; another session goes on.
     let a = s.reset(id);
-    let b = s.reset(&tasks[1]["instance_id"].as_str().unwrap().to_string());
+    let b = s.reset(tasks[1]["instance_id"].as_str().unwrap());
     let before = containers_of(s.child.id());
     let (_, r) = s.step(&a, "bash", json!({"command": "hostname"}));
     let host_a = r["observation"]["output"]

@@ -59,7 +59,7 @@ pub(crate) enum Command {
         #[arg(long)]
         candidates: PathBuf,
     },
-    /// Docker images: make the base image of a language.
+    /// Docker images: make the base image of a language, build task images, save and load them.
     Image {
         #[command(subcommand)]
         what: ImageCommand,
@@ -119,6 +119,16 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the shards of a run on a cluster: `slurm` writes batch scripts (and with --submit
+    /// submits them), `k8s` writes Kubernetes manifests. See docs/cluster.md.
+    Cluster {
+        #[command(subcommand)]
+        what: super::cluster::ClusterCommand,
+    },
+    /// How far runs are (the shards of one): per output directory and overall, candidates
+    /// sampled, decided, accepted, rejected and the share decided. --wait waits until every
+    /// run is done.
+    Status(super::status::StatusArgs),
     /// Measure a stage.
     Bench {
         #[command(subcommand)]
@@ -343,6 +353,52 @@ pub(crate) enum ImageCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write this engine's swe-forge images (base, repository, task base, task) into DIR on
+    /// shared storage: one tar per image (`<name>+<tag>.<id>.tar`) and its index entry
+    /// (`<name>+<tag>.json`), each written to a temporary file and renamed, so that savers on
+    /// several nodes can share DIR. An image DIR already holds is skipped. With --registry,
+    /// push them instead. Exit 0: every image is saved or already there; 1: some failed.
+    Save {
+        /// The directory (created if absent); not with --registry.
+        #[arg(required_unless_present = "registry", conflicts_with = "registry")]
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        pick: ImagePick,
+    },
+    /// Load the images of DIR (written by `image save`) that this engine lacks; those present
+    /// with the same id are skipped, a missing DIR holds nothing. With --registry, pull them
+    /// instead (the catalog under PREFIX, or what --tasks names) and tag them with their local
+    /// names. A bad tar or index entry is reported and the rest go on. Exit 0: every image is
+    /// loaded or present; 1: some failed.
+    Load {
+        /// The directory; not with --registry.
+        #[arg(required_unless_present = "registry", conflicts_with = "registry")]
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        pick: ImagePick,
+    },
+}
+
+/// Which images `image save` and `image load` take, and where to.
+#[derive(Args, Clone)]
+pub(crate) struct ImagePick {
+    /// Push to (save) or pull from (load) this registry instead of a directory:
+    /// `swe-forge/<name>:<tag>` is HOST/PREFIX/<name>:<tag> there.
+    #[arg(long, value_name = "HOST/PREFIX")]
+    pub(crate) registry: Option<swe_forge::sandbox::image::registry::Registry>,
+    /// Only the task images these records name (`image_name`), their repository images and
+    /// those images' base images.
+    #[arg(long, value_name = "TASKS.jsonl")]
+    pub(crate) tasks: Option<PathBuf>,
+    /// Only images of these kinds (repeatable, or comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub(crate) kind: Vec<swe_forge::sandbox::image::archive::ImageKind>,
+    /// Only images whose full name (`swe-forge/<name>:<tag>`) matches this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub(crate) name: Vec<String>,
+    /// One JSON object per image, then a summary object.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Subcommand)]

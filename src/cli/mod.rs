@@ -4,6 +4,7 @@
 pub(crate) mod args;
 pub(crate) mod audit;
 pub(crate) mod bench;
+pub(crate) mod cluster;
 pub(crate) mod export;
 pub(crate) mod image;
 pub(crate) mod import;
@@ -12,4 +13,5 @@ pub(crate) mod mutate;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod serve;
+pub(crate) mod status;
 pub(crate) mod train;

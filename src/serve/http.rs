@@ -68,8 +68,10 @@ pub fn router(server: Shared) -> Router {
 /// request down a socket the server is closing.
 async fn close_after_refused_body(mut resp: Response) -> Response {
     if resp.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        resp.headers_mut()
-            .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+        resp.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
     }
     resp
 }

@@ -37,11 +37,14 @@
 //! Files: `base.rs` (the base image: tag, pulled or bootstrapped), `rootfs.rs` (the
 //! debootstrapped root file system, packed and imported), `apt.rs` (the Debian mirror, from
 //! the host's apt sources), `repo.rs` (repository images: tags, rendering, builds),
-//! `context.rs` (build contexts).
+//! `context.rs` (build contexts), `archive.rs` (images saved to and loaded from a shared
+//! directory), `registry.rs` (images pushed to and pulled from a registry).
 
 mod apt;
+pub mod archive;
 mod base;
 mod context;
+pub mod registry;
 mod repo;
 mod rootfs;
 
