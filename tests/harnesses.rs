@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{bin, docker_or_skip, jest_or_skip, jsonl, text};
+use common::{bin, docker_or_skip, jest_or_skip, jsonl, made_once, text};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,56 +50,57 @@ impl Demo {
     }
 }
 
-type Made = Result<(tempfile::TempDir, PathBuf), String>;
-
-/// The Docker run of `demo` shared by the tests of this file (made once; a failure is kept,
-/// so that every test reports it instead of running it again).
+/// The Docker run of `demo` shared by the tests of this file (made once per test run, also
+/// across processes: see `made_once`; a failure is kept, so that every test reports it
+/// instead of running it again).
 fn docker_run_of(demo: Demo) -> &'static Path {
-    static PY: OnceLock<Made> = OnceLock::new();
-    static JS: OnceLock<Made> = OnceLock::new();
+    static PY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    static JS: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let cell = match demo {
         Demo::Py => &PY,
         Demo::Js => &JS,
     };
     let made = cell.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let tmp = dir.path().join("tmp");
-        std::fs::create_dir_all(&tmp).unwrap();
-        let out = dir.path().join("out");
-        let o = bin()
-            .env("TMPDIR", &tmp)
-            .args([
-                "run",
-                "--sandbox",
-                "docker",
-                "--only",
-                demo.seed(),
-                "--jobs",
-                "2",
-            ])
-            .args(["--max-candidates", demo.max_candidates(), "--json", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
-        if o.status.code() != Some(0) {
-            return Err(format!("the run failed: {}", text(&o)));
-        }
-        let tasks = jsonl(&out.join("tasks.jsonl"));
-        if tasks.len() < MIN_TASKS {
-            return Err(format!(
-                "the run made {} tasks, fewer than {MIN_TASKS}\n{}",
-                tasks.len(),
-                text(&o)
-            ));
-        }
-        let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
-        if summary["seeds"][0]["task_images"]["failed"] != 0 {
-            return Err(format!("task images failed: {summary}"));
-        }
-        Ok((dir, out))
+        made_once(&format!("harnesses-{}", demo.seed()), |dir| {
+            let tmp = dir.join("tmp");
+            std::fs::create_dir_all(&tmp).unwrap();
+            let out = dir.join("out");
+            let o = bin()
+                .env("TMPDIR", &tmp)
+                .args([
+                    "run",
+                    "--sandbox",
+                    "docker",
+                    "--only",
+                    demo.seed(),
+                    "--jobs",
+                    "2",
+                ])
+                .args(["--max-candidates", demo.max_candidates(), "--json", "--out"])
+                .arg(&out)
+                .output()
+                .unwrap();
+            if o.status.code() != Some(0) {
+                return Err(format!("the run failed: {}", text(&o)));
+            }
+            let tasks = jsonl(&out.join("tasks.jsonl"));
+            if tasks.len() < MIN_TASKS {
+                return Err(format!(
+                    "the run made {} tasks, fewer than {MIN_TASKS}\n{}",
+                    tasks.len(),
+                    text(&o)
+                ));
+            }
+            let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+            if summary["seeds"][0]["task_images"]["failed"] != 0 {
+                return Err(format!("task images failed: {summary}"));
+            }
+            Ok(())
+        })
+        .map(|dir| dir.join("out"))
     });
     match made {
-        Ok((_, out)) => out,
+        Ok(out) => out,
         Err(e) => panic!("{}: {e}", demo.seed()),
     }
 }

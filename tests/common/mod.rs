@@ -452,3 +452,54 @@ pub fn test_patch_of(tasks: &[serde_json::Value], function: &str) -> String {
         .unwrap()
         .to_string()
 }
+
+/// A directory made once per test run and shared by every test that asks for it by `name`,
+/// whether the tests are threads of one process (`cargo test`) or processes of their own
+/// (`cargo nextest`, which the README's test command uses). It is keyed by this test
+/// executable and its parent process (the test runner), so a rebuilt binary or a new run makes
+/// it afresh; the first caller runs `make` on an empty directory while the others wait on a
+/// lock. An error `make` returns is kept: every test that asks reports it instead of making it
+/// again. Earlier runs' directories of the same name are removed. Lives under
+/// `CARGO_TARGET_TMPDIR/shared`.
+pub fn made_once(
+    name: &str,
+    make: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<PathBuf, String> {
+    use std::hash::{Hash, Hasher};
+    let exe = std::env::current_exe().map_err(|e| format!("the test executable: {e}"))?;
+    let meta = std::fs::metadata(&exe).map_err(|e| format!("{}: {e}", exe.display()))?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    exe.hash(&mut h);
+    meta.len().hash(&mut h);
+    meta.modified().ok().hash(&mut h);
+    std::os::unix::process::parent_id().hash(&mut h);
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shared");
+    let prefix = format!("{name}-");
+    let dir = root.join(format!("{prefix}{:016x}", h.finish()));
+    let _lock = swe_forge::lock::FileLock::exclusive(&root.join(format!("{name}.lock")))
+        .map_err(|e| format!("locking {}: {e}", root.display()))?;
+    let (ok, failed, data) = (dir.join("ok"), dir.join("failed"), dir.join("data"));
+    if ok.exists() {
+        return Ok(data);
+    }
+    if let Ok(e) = std::fs::read_to_string(&failed) {
+        return Err(e);
+    }
+    for e in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        let n = e.file_name().to_string_lossy().to_string();
+        if n.starts_with(&prefix) && e.path().is_dir() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    std::fs::create_dir_all(&data).map_err(|e| format!("{}: {e}", data.display()))?;
+    match make(&data) {
+        Ok(()) => {
+            std::fs::write(&ok, b"").map_err(|e| format!("{}: {e}", ok.display()))?;
+            Ok(data)
+        }
+        Err(e) => {
+            let _ = std::fs::write(&failed, &e);
+            Err(e)
+        }
+    }
+}
