@@ -11,7 +11,7 @@ use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The run options of tests/shards.rs (without --json and --out).
@@ -32,24 +32,6 @@ const RUN_OPTIONS: [&str; 12] = [
 
 fn demo_manifest() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/demo.yaml")
-}
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "{}", text(&o));
-    o
-}
-
-/// instance id → the record without what differs by itself from run to run.
-fn records(dir: &Path) -> BTreeMap<String, Value> {
-    jsonl(&dir.join("tasks.jsonl"))
-        .into_iter()
-        .map(|t| {
-            (
-                t["instance_id"].as_str().unwrap().to_string(),
-                swe_forge::merge::comparable(&t),
-            )
-        })
-        .collect()
 }
 
 /// A plain `run` with the options, into `out`.

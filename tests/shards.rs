@@ -8,7 +8,6 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -34,24 +33,6 @@ fn run_args(out: &Path, extra: &[&str]) -> std::process::Command {
     .arg(out)
     .args(extra);
     c
-}
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "{}", text(&o));
-    o
-}
-
-/// instance id → the record without what differs by itself from run to run.
-fn records(dir: &Path) -> BTreeMap<String, Value> {
-    jsonl(&dir.join("tasks.jsonl"))
-        .into_iter()
-        .map(|t| {
-            (
-                t["instance_id"].as_str().unwrap().to_string(),
-                swe_forge::merge::comparable(&t),
-            )
-        })
-        .collect()
 }
 
 fn merge(inputs: &[&PathBuf], out: &Path, extra: &[&str]) -> Output {

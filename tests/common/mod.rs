@@ -503,3 +503,23 @@ pub fn made_once(
         }
     }
 }
+
+/// `o`, after asserting that its command succeeded (its output otherwise).
+pub fn ok(o: Output) -> Output {
+    assert!(o.status.success(), "{}", text(&o));
+    o
+}
+
+/// The tasks of an output directory by instance id, each without what differs by itself from
+/// run to run (timings, log references): what shards and their merge are compared on.
+pub fn records(dir: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    jsonl(&dir.join("tasks.jsonl"))
+        .into_iter()
+        .map(|t| {
+            (
+                t["instance_id"].as_str().unwrap().to_string(),
+                swe_forge::merge::comparable(&t),
+            )
+        })
+        .collect()
+}

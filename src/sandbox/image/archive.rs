@@ -33,12 +33,11 @@
 
 use super::{image_id, ImageError, Progress, SUITE};
 use crate::sandbox::docker::Client;
-use bytes::Bytes;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -667,18 +666,7 @@ fn load_one(client: &Client, dir: &Path, entry: &ArchiveEntry) -> TransferLine {
         Err(e) => return failed(format!("opening {}: {e}", path.display())),
     };
     let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let chunks = futures_util::stream::unfold(Some(file), |state| async move {
-        let mut file = state?;
-        let mut buf = vec![0u8; 1 << 20];
-        match file.read(&mut buf) {
-            Ok(0) => None,
-            Ok(n) => {
-                buf.truncate(n);
-                Some((Ok(Bytes::from(buf)), Some(file)))
-            }
-            Err(e) => Some((Err(e), None)),
-        }
-    });
+    let chunks = super::rootfs::file_chunks(file);
     let docker = client.docker();
     let opts = bollard::query_parameters::ImportImageOptionsBuilder::default()
         .quiet(true)
