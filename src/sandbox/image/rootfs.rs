@@ -572,6 +572,24 @@ pub(super) fn import_rootfs(
         .ok_or_else(|| ImageError::Bootstrap(format!("{tag} is absent after the import")))
 }
 
+/// A file as a stream of 1 MiB chunks, for a request body (image imports and loads).
+pub(super) fn file_chunks(
+    file: fs::File,
+) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> {
+    futures_util::stream::unfold(Some(file), |state| async move {
+        let mut file = state?;
+        let mut buf = vec![0u8; 1 << 20];
+        match file.read(&mut buf) {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok(Bytes::from(buf)), Some(file)))
+            }
+            Err(e) => Some((Err(e), None)),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -637,22 +655,4 @@ mod tests {
             Some("18.19.0+dfsg-6~deb12u2")
         );
     }
-}
-
-/// A file as a stream of 1 MiB chunks, for a request body (image imports and loads).
-pub(super) fn file_chunks(
-    file: fs::File,
-) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> {
-    futures_util::stream::unfold(Some(file), |state| async move {
-        let mut file = state?;
-        let mut buf = vec![0u8; 1 << 20];
-        match file.read(&mut buf) {
-            Ok(0) => None,
-            Ok(n) => {
-                buf.truncate(n);
-                Some((Ok(Bytes::from(buf)), Some(file)))
-            }
-            Err(e) => Some((Err(e), None)),
-        }
-    })
 }
