@@ -123,9 +123,14 @@ pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
             }
             Event::End(e) if truncated && matches!(e.name().as_ref(), b"failure" | b"error") => {
                 let last = collection_text.trim_end().lines().last().unwrap_or("");
-                if last.ends_with(": DocTestFailure") || last.ends_with(": UnexpectedException") {
-                    if let Some(case) = current.as_mut() {
+                if let Some(case) = current.as_mut() {
+                    if last.ends_with(": DocTestFailure") || last.ends_with(": UnexpectedException")
+                    {
                         case.result.message = Some(truncate(collection_text.trim_end(), 4000));
+                    } else if let Some(m) = case.result.message.take() {
+                        // pytest's note on its own truncation is the reporter's, not the
+                        // failure's: it must not reach an issue text.
+                        case.result.message = Some(without_truncation_note(&m));
                     }
                 }
                 truncated = false;
@@ -144,6 +149,24 @@ pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
         cases.push(done);
     }
     Ok(cases)
+}
+
+/// `message` without the last line pytest's JUnit reporter adds when it shortens a message
+/// (`[+30 more lines; full report in element text]`, `[truncated; full report in element text]`).
+fn without_truncation_note(message: &str) -> String {
+    let trimmed = message.trim_end();
+    match trimmed.rsplit_once('\n') {
+        Some((head, last))
+            if last.trim_start().starts_with('[')
+                && last.trim_end().ends_with("full report in element text]") =>
+        {
+            head.trim_end().to_string()
+        }
+        None if trimmed.starts_with('[') && trimmed.ends_with("full report in element text]") => {
+            String::new()
+        }
+        _ => message.to_string(),
+    }
 }
 
 fn attributes(e: &BytesStart<'_>) -> Result<BTreeMap<String, String>, String> {
@@ -258,6 +281,25 @@ mod tests {
 </testsuite></testsuites>"#;
 
     #[test]
+    fn the_reporters_truncation_note_is_dropped() {
+        assert_eq!(
+            without_truncation_note(
+                "OSError: b'Traceback'\n ...\n[truncated; full report in element text]"
+            ),
+            "OSError: b'Traceback'\n ..."
+        );
+        assert_eq!(
+            without_truncation_note("[+3 more lines; full report in element text]"),
+            ""
+        );
+        assert_eq!(
+            without_truncation_note("assert [1] == [2]"),
+            "assert [1] == [2]"
+        );
+        assert_eq!(without_truncation_note("a\n[b]"), "a\n[b]");
+    }
+
+    #[test]
     fn a_truncated_doctest_report_is_read_from_the_element_text() {
         let xml = "<testsuites><testsuite><testcase classname=\"src.num\" name=\"num.intcomma\" file=\"src/num.py\" time=\"0.01\"><failure message=\"147 Examples:&#10;148     &gt;&gt;&gt; intcomma(1000)&#10;[+4 more lines; full report in element text]\">147 Examples:\n148     &gt;&gt;&gt; intcomma(1000)\nExpected:\n    '1,000'\nGot:\n    '1000'\n\n/w/src/num.py:148: DocTestFailure</failure></testcase>\
 <testcase classname=\"t\" name=\"test_long\" file=\"t.py\" time=\"0.01\"><failure message=\"assert 1 == 2&#10;[+30 more lines; full report in element text]\">def test_long():\n&gt;   assert 1 == 2\nE   assert 1 == 2\nt.py:2: AssertionError</failure></testcase></testsuite></testsuites>";
@@ -268,11 +310,8 @@ mod tests {
             "{doctest}"
         );
         assert!(doctest.contains(">>> intcomma(1000)"), "{doctest}");
-        // Any other failure keeps pytest's message.
-        assert_eq!(
-            cases[1].result.message.as_deref(),
-            Some("assert 1 == 2\n[+30 more lines; full report in element text]")
-        );
+        // Any other failure keeps pytest's message, less pytest's note on its truncation.
+        assert_eq!(cases[1].result.message.as_deref(), Some("assert 1 == 2"));
     }
 
     #[test]
