@@ -14,22 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The run options of tests/shards.rs (without --json and --out).
-const RUN_OPTIONS: [&str; 12] = [
-    "--sandbox",
-    "local",
-    "--only",
-    "pyshelf",
-    "--max-candidates",
-    "8",
-    "--seed",
-    "3",
-    "--jobs",
-    "1",
-    "--no-synthesis",
-    "--no-task-images",
-];
-
 fn demo_manifest() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/demo.yaml")
 }
@@ -39,7 +23,7 @@ fn single_run(out: &Path) -> Command {
     let mut c = bin();
     c.arg("run")
         .arg(demo_manifest())
-        .args(RUN_OPTIONS)
+        .args(SHARD_RUN_OPTIONS)
         .arg("--json")
         .arg("--out")
         .arg(out);
@@ -243,7 +227,7 @@ fn slurm_array_and_merge_give_one_run() {
         .args(["--shards", "2", "--submit", "--json", "--job-name", &name])
         .arg("--out")
         .arg(&out)
-        .args(RUN_OPTIONS)
+        .args(SHARD_RUN_OPTIONS)
         .output()
         .unwrap());
     let sub: Value =
@@ -329,7 +313,7 @@ fn status_reads_shards_without_slurm() {
         ok(bin()
             .arg("run")
             .arg(demo_manifest())
-            .args(RUN_OPTIONS)
+            .args(SHARD_RUN_OPTIONS)
             .args(["--shard", &format!("{k}/2"), "--out"])
             .arg(s)
             .output()
@@ -373,7 +357,7 @@ fn k8s_manifests_are_an_indexed_job_a_merge_job_and_a_claim() {
         ])
         .arg("--out")
         .arg(&out)
-        .args(RUN_OPTIONS)
+        .args(SHARD_RUN_OPTIONS)
         .output()
         .unwrap());
     let written: Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -13,25 +13,11 @@ use std::process::Output;
 
 fn run_args(out: &Path, extra: &[&str]) -> std::process::Command {
     let mut c = bin();
-    c.args([
-        "run",
-        "--sandbox",
-        "local",
-        "--only",
-        "pyshelf",
-        "--max-candidates",
-        "8",
-        "--seed",
-        "3",
-        "--jobs",
-        "1",
-        "--no-synthesis",
-        "--no-task-images",
-        "--json",
-        "--out",
-    ])
-    .arg(out)
-    .args(extra);
+    c.arg("run")
+        .args(SHARD_RUN_OPTIONS)
+        .args(["--json", "--out"])
+        .arg(out)
+        .args(extra);
     c
 }
 

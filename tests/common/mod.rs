@@ -523,3 +523,20 @@ pub fn records(dir: &Path) -> std::collections::BTreeMap<String, serde_json::Val
         })
         .collect()
 }
+
+/// The run options the shard and cluster tests give every run (without --json and --out): a
+/// small local draw of pyshelf, no synthesis, no task images.
+pub const SHARD_RUN_OPTIONS: [&str; 12] = [
+    "--sandbox",
+    "local",
+    "--only",
+    "pyshelf",
+    "--max-candidates",
+    "8",
+    "--seed",
+    "3",
+    "--jobs",
+    "1",
+    "--no-synthesis",
+    "--no-task-images",
+];
