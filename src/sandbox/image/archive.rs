@@ -495,6 +495,26 @@ pub fn read_index(dir: &Path) -> Result<(Vec<ArchiveEntry>, BadEntries), Archive
     Ok((entries, bad))
 }
 
+/// One image's transfer: a progress message (`verb` and the tag), its line (a failure logged),
+/// counted into `summary` and handed to `on_line`. Shared by saving, loading, pushing and
+/// pulling.
+pub(crate) fn transfer_one(
+    tag: &str,
+    verb: &str,
+    one: impl FnOnce() -> TransferLine,
+    progress: Progress<'_>,
+    on_line: &mut dyn FnMut(&TransferLine),
+    summary: &mut TransferSummary,
+) {
+    progress(&format!("{verb} {tag}"));
+    let line = one();
+    if line.status == Outcome::Failed {
+        tracing::warn!(image = %tag, "{verb} failed: {}", line.detail);
+    }
+    summary.count(&line);
+    on_line(&line);
+}
+
 /// Save `images` into `dir` (created if absent), one tar and one index entry each; each image
 /// gets one line.
 pub fn save_to_dir(
@@ -508,13 +528,14 @@ pub fn save_to_dir(
     fs::create_dir_all(dir).map_err(io_err(format!("creating {}", dir.display())))?;
     let mut summary = TransferSummary::default();
     for image in images {
-        progress(&format!("saving {}", image.tag));
-        let line = save_one(client, dir, image);
-        if line.status == Outcome::Failed {
-            tracing::warn!(image = %image.tag, "not saved: {}", line.detail);
-        }
-        summary.count(&line);
-        on_line(&line);
+        transfer_one(
+            &image.tag,
+            "saving",
+            || save_one(client, dir, image),
+            progress,
+            on_line,
+            &mut summary,
+        );
     }
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
@@ -625,13 +646,14 @@ pub fn load_from_dir(
         .iter()
         .filter(|e| picked.contains(e.image.tag.as_str()))
     {
-        progress(&format!("loading {}", entry.image.tag));
-        let line = load_one(client, dir, entry);
-        if line.status == Outcome::Failed {
-            tracing::warn!(image = %entry.image.tag, "not loaded: {}", line.detail);
-        }
-        summary.count(&line);
-        on_line(&line);
+        transfer_one(
+            &entry.image.tag,
+            "loading",
+            || load_one(client, dir, entry),
+            progress,
+            on_line,
+            &mut summary,
+        );
     }
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)

@@ -155,13 +155,14 @@ pub fn push(
     let started = Instant::now();
     let mut summary = TransferSummary::default();
     for image in images {
-        progress(&format!("pushing {}", image.tag));
-        let line = push_one(client, reg, image);
-        if line.status == Outcome::Failed {
-            tracing::warn!(image = %image.tag, "not pushed: {}", line.detail);
-        }
-        summary.count(&line);
-        on_line(&line);
+        super::archive::transfer_one(
+            &image.tag,
+            "pushing",
+            || push_one(client, reg, image),
+            progress,
+            on_line,
+            &mut summary,
+        );
     }
     summary.seconds = started.elapsed().as_secs_f64();
     summary
@@ -225,13 +226,14 @@ pub fn pull(
     let started = Instant::now();
     let mut summary = TransferSummary::default();
     for tag in tags {
-        progress(&format!("pulling {tag}"));
-        let line = pull_one(client, reg, tag);
-        if line.status == Outcome::Failed {
-            tracing::warn!(image = %tag, "not pulled: {}", line.detail);
-        }
-        summary.count(&line);
-        on_line(&line);
+        super::archive::transfer_one(
+            tag,
+            "pulling",
+            || pull_one(client, reg, tag),
+            progress,
+            on_line,
+            &mut summary,
+        );
     }
     summary.seconds = started.elapsed().as_secs_f64();
     summary
