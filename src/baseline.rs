@@ -78,6 +78,11 @@ pub struct Baseline {
     /// the tests of the mutated file's package, then to the whole suite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage_unavailable: Option<String>,
+    /// The test files in the order the whole suite runs them (the first repeat's report,
+    /// where the runner tells it): grading commands keep it ([`crate::grading`]). Empty in
+    /// baselines stored before it was kept (their grading commands' files are then sorted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suite_order: Vec<String>,
 }
 
 impl Baseline {
@@ -251,6 +256,10 @@ pub fn classify(
         .map(|v| v.into_iter().fold(0.0, f64::max));
     let (run_timeout_s, run_cpu_limit_s) =
         cfg.timeouts.verification(suite_seconds, suite_cpu_seconds);
+    let suite_order = runs
+        .first()
+        .map(|r| r.file_order.clone())
+        .unwrap_or_default();
     Ok(Baseline {
         runs,
         coverage_run,
@@ -264,6 +273,7 @@ pub fn classify(
         run_cpu_limit_s,
         coverage,
         coverage_unavailable: None,
+        suite_order,
     })
 }
 
@@ -300,6 +310,7 @@ mod tests {
             oom_kills: 0,
             collection_errors: Default::default(),
             nondeterministic: Default::default(),
+            file_order: Vec::new(),
         }
     }
 

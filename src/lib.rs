@@ -13,6 +13,8 @@ pub mod cluster;
 pub mod coverage;
 pub mod curriculum;
 pub mod export;
+pub mod fingerprint;
+pub mod grading;
 pub mod issue;
 pub mod issue_llm;
 pub mod lang;

@@ -2,7 +2,8 @@
 //!
 //! Exit codes: 0 success; 1 error (bad manifest, I/O, …); 2 usage error; 3 `run` finished but
 //! no seed could be verified (every seed failed or was rejected); 4 `audit` found an invalid
-//! task, or `export` exported no task; 130 interrupted (resumable).
+//! task, or `export` exported no task; 5 `run` refused to resume into an output directory whose
+//! stored evidence was made with another set-up; 130 interrupted (resumable).
 
 mod cli;
 
@@ -30,10 +31,19 @@ fn main() {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            1
+            exit_code(&e)
         }
     };
     std::process::exit(code);
+}
+
+/// The exit code of an error: 5 for a refused resume, else 1.
+fn exit_code(e: &anyhow::Error) -> i32 {
+    use swe_forge::pipeline::PipelineError;
+    match e.downcast_ref::<PipelineError>() {
+        Some(PipelineError::ResumeRefused(_)) => 5,
+        _ => 1,
+    }
 }
 
 fn init_logging(verbose: u8, quiet: bool) {

@@ -115,11 +115,40 @@ pub fn merge(
     // (seed, candidate id) → (the input that decided it, its comparable record).
     let mut seen: BTreeMap<(String, String), (String, Value)> = BTreeMap::new();
     let mut statuses: BTreeMap<String, crate::store::SeedStatus> = BTreeMap::new();
+    // Seed → (the first input that fingerprinted it, its set-up).
+    let mut set_ups: BTreeMap<String, (String, crate::fingerprint::Fingerprint)> = BTreeMap::new();
     for input in inputs {
         let name = input.display().to_string();
         let store = Store::open(&input.join("state.db"))?;
         for (seed, commit, json) in store.baselines()? {
             merged.put_baseline_json(&seed, &commit, &json)?;
+        }
+        // The shards' set-ups (the first input's where they differ), so that the merged
+        // output resumes under the same check as each input.
+        for (seed, json) in store.fingerprints()? {
+            merged.put_fingerprint_json(&seed, &json)?;
+            let Ok(f) = serde_json::from_str::<crate::fingerprint::Fingerprint>(&json) else {
+                continue;
+            };
+            match set_ups.get(&seed) {
+                Some((first, stored)) => {
+                    let differences: Vec<String> = stored
+                        .differences(&f)
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect();
+                    if !differences.is_empty() {
+                        tracing::warn!(
+                            seed = %seed,
+                            "{name} ran the seed with another set-up than {first} (\"stored\": {first}'s, kept in the merge; \"now\": {name}'s): {}",
+                            differences.join("; ")
+                        );
+                    }
+                }
+                None => {
+                    set_ups.insert(seed, (name.clone(), f));
+                }
+            }
         }
         for st in store.seed_statuses()? {
             // A seed done in any input is done; else the first input's word on it.

@@ -285,11 +285,18 @@ pub fn run_patched(
             .map_err(|e| GradeError::Environment(format!("adding test_patch: {e}")))?;
     }
     let tests = task.listed_tests();
+    let grading = task.grading();
     let mut runs = Vec::new();
     for r in 1..=repeats.max(1) {
-        let run = runner
-            .run(worker, &format!("grade#{r}"), Some(&tests), budget)
-            .map_err(|e| GradeError::Environment(format!("running the tests: {e}")))?;
+        let run = crate::grading::run(
+            runner,
+            worker,
+            &format!("grade#{r}"),
+            &grading,
+            &tests,
+            budget,
+        )
+        .map_err(|e| GradeError::Environment(format!("running the tests: {e}")))?;
         let failed = tests
             .iter()
             .any(|t| run.status(t) != crate::run::TestStatus::Passed);

@@ -101,6 +101,10 @@ pub struct Run {
     /// every run here and pass elsewhere: verification does not grade a task by it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub nondeterministic: BTreeMap<String, String>,
+    /// The test files in the order the run reported them (pytest), where the runner knows it:
+    /// the baseline keeps the whole suite's order ([`crate::baseline::Baseline::suite_order`]).
+    #[serde(skip)]
+    pub file_order: Vec<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -285,6 +289,7 @@ mod tests {
             oom_kills: 0,
             collection_errors: BTreeMap::new(),
             nondeterministic: BTreeMap::new(),
+            file_order: Vec::new(),
         }
     }
 

@@ -1,8 +1,10 @@
 //! The state store (SQLite): baselines, every candidate's outcome and every task, written as
-//! they are decided, so an interrupted run resumes without redoing finished candidates.
+//! they are decided, so an interrupted run resumes without redoing finished candidates; and
+//! each seed's set-up [`Fingerprint`], so that it resumes only with the same set-up.
 
 use crate::baseline::Baseline;
 use crate::candidate::Candidate;
+use crate::fingerprint::Fingerprint;
 use crate::task::Task;
 use crate::verify::Outcome;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -53,6 +55,8 @@ CREATE TABLE IF NOT EXISTS outcomes (
     PRIMARY KEY (seed, candidate_id));
 CREATE TABLE IF NOT EXISTS seeds (
     seed TEXT PRIMARY KEY, status TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS fingerprints (
+    seed TEXT PRIMARY KEY, json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS stage_times (
     seed TEXT NOT NULL, stage TEXT NOT NULL, seconds REAL NOT NULL,
     PRIMARY KEY (seed, stage));
@@ -104,6 +108,69 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         Ok(())
+    }
+
+    /// The set-up `seed`'s evidence was made with (`None`: none stored, as in a state store
+    /// older than fingerprints).
+    pub fn fingerprint(&self, seed: &str) -> Result<Option<Fingerprint>, StoreError> {
+        let json: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT json FROM fingerprints WHERE seed = ?1",
+                params![seed],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(json.map(|j| serde_json::from_str(&j)).transpose()?)
+    }
+
+    pub fn put_fingerprint(&self, seed: &str, f: &Fingerprint) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO fingerprints (seed, json) VALUES (?1, ?2)",
+                params![seed, serde_json::to_string(f)?],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Every stored fingerprint: (seed, its JSON).
+    pub fn fingerprints(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT seed, json FROM fingerprints ORDER BY seed")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(rows)
+    }
+
+    /// Store a fingerprint's JSON as it is, unless the seed has one (a merge copies them).
+    pub fn put_fingerprint_json(&self, seed: &str, json: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO fingerprints (seed, json) VALUES (?1, ?2)",
+                params![seed, json],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Whether the store holds evidence for `seed` that a run would reuse: a baseline (of any
+    /// commit) or a decided candidate.
+    pub fn has_evidence(&self, seed: &str) -> Result<bool, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM baselines WHERE seed = ?1)
+                     OR EXISTS (SELECT 1 FROM outcomes WHERE seed = ?1)",
+                params![seed],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
     }
 
     /// Ids of the candidates of `seed` already decided.
@@ -265,5 +332,49 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
         Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fingerprint_is_kept_per_seed_beside_its_evidence() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("state.db")).unwrap();
+        assert!(!store.has_evidence("a").unwrap());
+        assert_eq!(store.fingerprint("a").unwrap(), None);
+        let f: Fingerprint = serde_json::from_str(r#"{"--repeats": 3}"#).unwrap();
+        store.put_fingerprint("a", &f).unwrap();
+        store.put_baseline_json("a", "c0ffee", "{}").unwrap();
+        assert!(store.has_evidence("a").unwrap());
+        assert!(!store.has_evidence("b").unwrap());
+        assert_eq!(store.fingerprint("a").unwrap(), Some(f));
+        // A merge copies them as they are, the first one given winning.
+        store
+            .put_fingerprint_json("a", r#"{"--repeats": 5}"#)
+            .unwrap();
+        assert_eq!(
+            store.fingerprints().unwrap(),
+            [("a".to_string(), r#"{"--repeats":3}"#.to_string())]
+        );
+    }
+
+    #[test]
+    fn a_store_older_than_fingerprints_opens_with_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let old = Connection::open(&path).unwrap();
+        old.execute_batch(
+            "CREATE TABLE baselines (seed TEXT NOT NULL, commit_id TEXT NOT NULL,
+                 json TEXT NOT NULL, PRIMARY KEY (seed, commit_id));
+             INSERT INTO baselines VALUES ('a', 'c0ffee', '{}');",
+        )
+        .unwrap();
+        drop(old);
+        let store = Store::open(&path).unwrap();
+        assert!(store.has_evidence("a").unwrap());
+        assert_eq!(store.fingerprint("a").unwrap(), None);
     }
 }

@@ -63,17 +63,29 @@ pub struct TaskMetadata {
     /// start states (their `base_commit` is the clean commit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_state: Option<crate::start_state::StartStateInfo>,
-    /// Test ids left out of FAIL_TO_PASS / PASS_TO_PASS because a SWE-bench log parser
-    /// cannot read them back (see `task::harness_readable`).
+    /// Test ids left out of FAIL_TO_PASS / PASS_TO_PASS: those a SWE-bench log parser cannot
+    /// read back (see `task::harness_readable`), and those whose outcome depends on which
+    /// other tests run.
     #[serde(default)]
     pub dropped_test_ids: DroppedTestIds,
+    /// The grading command: what verification ran and every grader runs
+    /// ([`crate::grading`]). Absent in records made before it; [`Task::grading`] then
+    /// derives one from the listed tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grading: Option<crate::grading::Grading>,
 }
 
-/// How many test ids a task left out because standard harnesses cannot read them back.
+/// How many test ids a task left out of FAIL_TO_PASS and PASS_TO_PASS, and why.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DroppedTestIds {
+    /// FAIL_TO_PASS ids standard harnesses cannot read back.
     pub fail_to_pass: usize,
+    /// PASS_TO_PASS ids standard harnesses cannot read back.
     pub pass_to_pass: usize,
+    /// Tests stable in the whole suite whose outcome under the grading command differs
+    /// (they depend on which other tests run): graded by neither list.
+    #[serde(default)]
+    pub order_dependent: usize,
 }
 
 impl Task {
@@ -86,6 +98,38 @@ impl Task {
             .filter(|t| seen.insert(t.as_str()))
             .cloned()
             .collect()
+    }
+
+    /// The task's grading command: the recorded one, else (records made before grading
+    /// commands) the test command over the listed tests' files, sorted, with the toolchain's
+    /// options and no configuration named.
+    pub fn grading(&self) -> crate::grading::Grading {
+        if let Some(g) = &self.metadata.grading {
+            return g.clone();
+        }
+        let toolchain = self.toolchain().map(|t| t.toolchain());
+        let mut files: Vec<String> = self
+            .listed_tests()
+            .iter()
+            .filter_map(|id| match toolchain {
+                Some(tc) => tc.test_file(id, &[]),
+                None => id.split("::").next().map(str::to_string),
+            })
+            .collect();
+        for f in crate::leak::patch_files(&self.test_patch) {
+            files.push(f);
+        }
+        files.sort();
+        files.dedup();
+        let command = &self.metadata.environment.test_command;
+        match toolchain {
+            Some(tc) => {
+                let mut g = tc.grading(std::path::Path::new("/nonexistent"), command, files);
+                g.config = None;
+                g
+            }
+            None => crate::grading::Grading::new(command, Vec::new(), files, None),
+        }
     }
 
     /// The toolchain that builds and tests the task's repository: the one the record names,

@@ -1,35 +1,39 @@
 //! Screening and triple verification of one candidate → a [`Verdict`] with its evidence.
 //!
-//! 1. clean code: every FAIL_TO_PASS and PASS_TO_PASS test passes — the baseline's repeated
-//!    full-suite runs on the same commit and environment are this check's evidence (those ids
-//!    are by construction the baseline's stable-pass set);
-//! 2. buggy code: every FAIL_TO_PASS test fails and every PASS_TO_PASS test passes;
-//! 3. buggy code + gold fix: all pass again.
+//! Screening runs the stable tests that execute the mutated lines, once: a candidate none of
+//! them fails is a survivor. A killed candidate gets its grading command ([`crate::grading`]):
+//! the files of those tests (and of the tests that failed in screening), whole, in the order
+//! the suite runs them; with `full_repeats`, every file of the suite. Then, each check that
+//! command, repeated (default 3×) from a clean tree:
 //!
-//! Checks 2 and 3 are repeated (default 3×) and must agree exactly; any disagreement rejects
-//! the candidate as flaky, with the runs as evidence.
+//! 2. the start state (buggy code): the failing tests must be the same in every repeat;
+//! 3. buggy code + gold fix (which is check 1's clean tree): the tests that pass in every
+//!    repeat.
 //!
-//! Check 2 runs the whole suite once; its later repeats run the tests whose outcome can
-//! differ from that first run's: the stable tests that execute the mutated lines (per-test
-//! coverage) and every stable test that failed in `buggy#1`. A stable test outside both passed
-//! with the bug in `buggy#1` and does not execute the mutated code, so its repeat would be a
-//! repeat of the clean baseline's (which found it stable three times). Without per-test
-//! coverage, or with `full_repeats`, every repeat runs the whole suite.
+//! FAIL_TO_PASS: failed in every run of check 2 and passed in every run of check 3.
+//! PASS_TO_PASS: passed in every run of both. A test the whole-suite baseline found stable
+//! that does not pass in every run of the grading command on the fixed tree, or that failed in
+//! screening but passes with the bug under the grading command, depends on which other tests
+//! run: it is dropped and counted ([`Outcome::order_dependent`]), never a reason to reject.
 //!
-//! No identical experiment is repeated: when check 3's tree (buggy + gold fix) is
-//! byte-identical to the clean commit's tree, which the baseline ran, its evidence is the
-//! baseline's runs, referenced by tree id ([`ReusedCheck`]); `recheck_identical` runs it anyway.
+//! No identical experiment is repeated: the runs of a grading command on the clean tree are
+//! kept per (tree, command) for the seed's workers ([`GradedTrees`]); a later candidate whose
+//! check 3 is that tree under that command takes them as its evidence ([`ReusedCheck`]);
+//! `recheck_identical` runs it anyway.
 
 use crate::baseline::Baseline;
 use crate::candidate::Candidate;
 use crate::check::Check;
+use crate::grading::{self, Grading};
 use crate::run::{Run, RunEnd, TestStatus};
 use crate::runner::{RunnerError, TestRunner};
 use crate::sandbox::{SandboxError, Worker};
 use crate::toolchain::Toolchain;
 use crate::verdict::{Reason, Verdict};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Verification settings.
@@ -40,9 +44,8 @@ pub struct VerifyConfig {
     /// Run check 3 even when its tree is the clean tree the baseline already ran
     /// (`--recheck-identical`).
     pub recheck_identical: bool,
-    /// Run the whole suite in every repeat of check 2 (`--full-repeats`). By default the
-    /// repeats after the first run the tests whose outcome can differ: the covering tests and
-    /// those that failed in `buggy#1`.
+    /// The grading command runs every test file of the suite (`--full-repeats`), not only
+    /// the files of the tests that execute the mutated lines.
     pub full_repeats: bool,
 }
 
@@ -56,16 +59,101 @@ impl Default for VerifyConfig {
     }
 }
 
-/// A check whose tree is byte-identical to a tree already run in this environment: its
-/// evidence is those earlier runs.
+/// A check whose tree is byte-identical to a tree the same grading command already ran on in
+/// this environment: its evidence is those earlier runs (copied into the record's runs).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReusedCheck {
     /// The check: `fixed` (buggy + gold fix).
     pub check: String,
     /// The git tree id of the check's tree, which is the tree the runs ran on.
     pub tree: String,
-    /// The labels of the runs that are its evidence (`baseline#1`…).
+    /// The labels of the runs that are its evidence (`fixed#1`…).
     pub runs: Vec<String>,
+    /// The grading command they ran ([`Grading::key`]); empty in records made before
+    /// grading commands (their evidence was the baseline's whole-suite runs).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub grading: String,
+}
+
+/// Runs of grading commands on trees, per (tree, command), shared by a seed's workers: the
+/// evidence of a check whose tree and command were already run.
+#[derive(Default)]
+pub struct GradedTrees {
+    runs: Mutex<HashMap<(String, String), Vec<Run>>>,
+}
+
+impl GradedTrees {
+    pub fn get(&self, tree: &str, grading: &Grading) -> Option<Vec<Run>> {
+        self.runs
+            .lock()
+            .expect("graded trees")
+            .get(&(tree.to_string(), grading.key()))
+            .cloned()
+    }
+
+    pub fn put(&self, tree: &str, grading: &Grading, runs: Vec<Run>) {
+        self.runs
+            .lock()
+            .expect("graded trees")
+            .insert((tree.to_string(), grading.key()), runs);
+    }
+}
+
+/// What a candidate's grading command is made from.
+pub struct GradingContext<'a> {
+    pub toolchain: &'a dyn Toolchain,
+    /// The clean checkout: the configuration the runner reads is read here.
+    pub root: &'a Path,
+    /// The seed's test command.
+    pub test_command: &'a str,
+    /// `--full-repeats`: the command runs every file of the suite.
+    pub whole_suite: bool,
+    pub graded_trees: &'a GradedTrees,
+}
+
+impl GradingContext<'_> {
+    /// The grading command over the files of `scope` (every stable test's with
+    /// `whole_suite`) and of `added` (tests a test patch adds), in the suite's order.
+    pub fn grading_for(
+        &self,
+        scope: &BTreeSet<String>,
+        baseline: &Baseline,
+        added: &[String],
+    ) -> Grading {
+        let file_of = |id: &str| self.toolchain.test_file(id, &[]);
+        let ids: Vec<&String> = if self.whole_suite {
+            baseline.stable_pass.iter().chain(added).collect()
+        } else {
+            scope.iter().chain(added).collect()
+        };
+        let files = grading::files_in_order(ids, &baseline.suite_order, &file_of);
+        self.toolchain.grading(self.root, self.test_command, files)
+    }
+
+    /// The tests a run of `grading` is read for: the stable tests of its files, and `added`.
+    pub fn graded_tests(
+        &self,
+        grading: &Grading,
+        baseline: &Baseline,
+        added: &[String],
+    ) -> Vec<String> {
+        let mut out: Vec<String> = baseline
+            .stable_pass
+            .iter()
+            .filter(|t| {
+                self.toolchain
+                    .test_file(t, &[])
+                    .is_some_and(|f| grading.runs_file(&f))
+            })
+            .cloned()
+            .collect();
+        for t in added {
+            if !out.contains(t) {
+                out.push(t.clone());
+            }
+        }
+        out
+    }
 }
 
 /// Everything verification learned about one candidate.
@@ -98,6 +186,14 @@ pub struct Outcome {
     /// is one, they stay in `fail_to_pass` and the pipeline treats the kill as ungradable.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub nondeterministic: BTreeMap<String, String>,
+    /// The grading command checks 2 and 3 ran (absent when screening decided).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grading: Option<Grading>,
+    /// Tests dropped because their outcome depends on which other tests run: stable in the
+    /// whole suite but not passing in every run of the grading command on the fixed tree, or
+    /// failing in screening but passing with the bug under the grading command.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order_dependent: Vec<String>,
 }
 
 /// Screen `cand` with the tests covering its lines and, when they kill it, verify it.
@@ -107,7 +203,7 @@ pub struct Outcome {
 pub fn screen_and_verify(
     worker: &mut dyn Worker,
     runner: &dyn TestRunner,
-    toolchain: &dyn Toolchain,
+    gctx: &GradingContext<'_>,
     baseline: &Baseline,
     cand: &Candidate,
     gold_patch: &str,
@@ -126,11 +222,13 @@ pub fn screen_and_verify(
         synthesis: None,
         reused: Vec::new(),
         nondeterministic: BTreeMap::new(),
+        grading: None,
+        order_dependent: Vec::new(),
     };
     outcome.verdict = match verify_inner(
         worker,
         runner,
-        toolchain,
+        gctx,
         baseline,
         cand,
         gold_patch,
@@ -258,7 +356,7 @@ fn covering_tests(toolchain: &dyn Toolchain, baseline: &Baseline, cand: &Candida
 fn verify_inner(
     worker: &mut dyn Worker,
     runner: &dyn TestRunner,
-    toolchain: &dyn Toolchain,
+    gctx: &GradingContext<'_>,
     baseline: &Baseline,
     cand: &Candidate,
     gold_patch: &str,
@@ -267,7 +365,7 @@ fn verify_inner(
     out: &mut Outcome,
 ) -> Result<Verdict, Failure> {
     let budget = baseline.budget();
-    let covering = covering_tests(toolchain, baseline, cand);
+    let covering = covering_tests(gctx.toolchain, baseline, cand);
     out.covering = covering.clone();
     // Coverage is collected in the test process: code a test runs in another process (a
     // command line started with `python -m`, a subprocess, a worker pool) is covered by no
@@ -325,77 +423,46 @@ fn verify_inner(
         ));
     }
 
-    // Check 2: the buggy code, whole suite, repeated (the repeats after the first: the tests
-    // whose outcome can differ, see the module's documentation).
-    let stable = &baseline.stable_pass;
-    let narrow = !cfg.full_repeats && baseline.coverage_unavailable.is_none();
-    let mut failing: Option<BTreeSet<String>> = None;
-    let mut rerun: Option<Vec<String>> = None;
+    // The grading command: the files of the tests that execute the mutated lines (when none
+    // does, of those that failed in screening), whole, in the suite's order. Checks 2 and 3
+    // run it and nothing else: FAIL_TO_PASS and PASS_TO_PASS are read from its runs.
+    let scope: BTreeSet<String> = if uncovered {
+        screen_failures.clone()
+    } else {
+        covering
+            .iter()
+            .cloned()
+            .chain(screen_failures.iter().cloned())
+            .collect()
+    };
+    let grading = gctx.grading_for(&scope, baseline, &[]);
+    let graded = gctx.graded_tests(&grading, baseline, &[]);
+    out.grading = Some(grading.clone());
     let repeats = cfg.repeats.max(1);
+
+    // Check 2: the start state (buggy code), the grading command, repeated from a clean tree
+    // each time; the repeats must agree.
+    let mut failing: Option<BTreeSet<String>> = None;
     // Tests that drew unseeded random numbers (the probe's flag in any run so far), and every
-    // test that failed in some run with the bug: such a test never grades the task, so the
-    // repeats are compared without them (their outcomes may differ from run to run).
+    // test that failed in some run with the bug: such a test never grades the task.
     let mut drawn: BTreeMap<String, String> = out.runs[0].nondeterministic.clone();
-    let mut failed_any: BTreeSet<String> = screen_failures.clone();
+    let mut failed_any: BTreeSet<String> = BTreeSet::new();
     for i in 1..=repeats {
-        // The last repeat: the screening run was already one observation of the covering
-        // tests on the buggy code, so only the tests that failed in buggy#1 and did not fail
-        // in screening need one more (none: no run).
-        let last: Option<Vec<String>> = match (&failing, &rerun) {
-            (Some(first), Some(_)) if narrow && i == repeats && i >= 3 => Some(
-                first
-                    .iter()
-                    .filter(|t| !screen_failures.contains(*t))
-                    .cloned()
-                    .collect(),
-            ),
-            _ => None,
-        };
-        if last.as_ref().is_some_and(|l| l.is_empty()) {
-            break;
-        }
-        // Every run starts from a clean tree with the bug, whatever the previous run did to
-        // the tree (a bug may delete or rewrite files).
         worker.reset()?;
         worker.apply_patch(&cand.bug_patch)?;
-        let requested = last.as_deref().or(rerun.as_deref());
-        let run = runner.run(worker, &Check::Buggy.run(i).label(), requested, budget)?;
+        let label = Check::Buggy.run(i).label();
+        let run = grading::run(runner, worker, &label, &grading, &graded, budget)?;
         let bad = abnormal(&run);
-        // The tests this run stands for; the others keep buggy#1's outcome (they passed).
-        let observed: Vec<&String> = match requested {
-            None => stable.iter().collect(),
-            Some(ids) => ids.iter().collect(),
-        };
-        let missing: Vec<String> = observed
+        let missing: Vec<String> = graded
             .iter()
             .filter(|t| run.status(t) == TestStatus::Missing)
-            .map(|t| (*t).clone())
+            .cloned()
             .collect();
-        let this: BTreeSet<String> = match (&failing, requested) {
-            (Some(first), Some(_)) => first
-                .iter()
-                .filter(|t| !observed.contains(t))
-                .cloned()
-                .chain(
-                    observed
-                        .iter()
-                        .filter(|t| run.status(t).is_failure())
-                        .map(|t| (*t).clone()),
-                )
-                .collect(),
-            _ => observed
-                .iter()
-                .filter(|t| run.status(t).is_failure())
-                .map(|t| (*t).clone())
-                .collect(),
-        };
-        if i == 1 && narrow {
-            let mut ids: BTreeSet<String> = covering.iter().cloned().collect();
-            ids.extend(this.iter().cloned());
-            if ids.len() < stable.len() {
-                rerun = Some(ids.into_iter().collect());
-            }
-        }
+        let this: BTreeSet<String> = graded
+            .iter()
+            .filter(|t| run.status(t).is_failure())
+            .cloned()
+            .collect();
         for (t, what) in &run.nondeterministic {
             drawn.entry(t.clone()).or_insert_with(|| what.clone());
         }
@@ -430,7 +497,8 @@ fn verify_inner(
                 return Ok(Verdict::rejected(
                     Reason::Flaky,
                     format!(
-                        "{} fails a different set of tests than {}: {diff:?}",
+                        "{} fails a different set of tests than {} under the same grading \
+                         command: {diff:?}",
                         Check::Buggy.run(i),
                         Check::Buggy.run(1)
                     ),
@@ -439,118 +507,156 @@ fn verify_inner(
             Some(_) => {}
         }
     }
-    // A failing test that drew unseeded random numbers may pass with the bug elsewhere (a
-    // cache that evicts with `random.choice`): it does not grade the task, as FAIL_TO_PASS or
-    // as PASS_TO_PASS, whether it failed in every run or in some.
-    let random_failed: BTreeMap<String, String> = drawn
-        .iter()
-        .filter(|(t, _)| failed_any.contains(*t))
-        .map(|(t, what)| (t.clone(), what.clone()))
-        .collect();
     let failing = failing.unwrap_or_default();
-    let f2p: BTreeSet<String> = failing
-        .iter()
-        .filter(|t| !drawn.contains_key(*t))
-        .cloned()
-        .collect();
-    if f2p.is_empty() && random_failed.is_empty() {
-        return Ok(Verdict::rejected(
-            Reason::Flaky,
-            "screening failed tests that pass when the whole suite runs",
-        ));
-    }
-    if let Some(t) = screen_failures
-        .iter()
-        .find(|t| !failing.contains(*t) && !drawn.contains_key(*t))
-    {
-        return Ok(Verdict::rejected(
-            Reason::Flaky,
-            format!("{t} failed in screening but passes in the whole-suite runs"),
-        ));
-    }
-    out.pass_to_pass = stable
-        .iter()
-        .filter(|t| !failing.contains(*t) && !random_failed.contains_key(*t))
-        .cloned()
-        .collect();
-    // Only such tests fail: they stay FAIL_TO_PASS here, and the pipeline treats the kill as
-    // ungradable (`nondeterministic`, unless a synthesized test takes their place).
-    out.fail_to_pass = if f2p.is_empty() {
-        random_failed.keys().cloned().collect()
-    } else {
-        f2p.iter().cloned().collect()
-    };
-    out.nondeterministic = random_failed;
 
-    // Check 3: buggy code + gold fix, repeated, each run from a clean tree. When that tree
-    // is the clean commit's, the baseline ran it: every stable test passed in each of its
-    // repeats (that is what `stable_pass` means), which is this check's evidence.
-    if let Some(tree) = reuse_clean {
-        let normal = baseline.runs.iter().all(|r| abnormal(r).is_none());
-        if normal && baseline.runs.len() >= cfg.repeats.max(1) {
+    // Check 3 (and 1): buggy code + gold fix, the grading command, repeated. When that tree
+    // is the clean commit's and this command already ran on it (another candidate with the
+    // same grading command), those runs are its evidence: no identical experiment twice.
+    let fixed_runs: Vec<Run> = match reuse_clean.and_then(|t| gctx.graded_trees.get(t, &grading)) {
+        Some(runs) => {
             out.reused.push(ReusedCheck {
                 check: "fixed".into(),
-                tree: tree.to_string(),
-                runs: baseline.runs.iter().map(|r| r.label.clone()).collect(),
+                tree: reuse_clean.unwrap_or_default().to_string(),
+                runs: runs.iter().map(|r| r.label.clone()).collect(),
+                grading: grading.key(),
             });
-            worker.reset()?;
-            return Ok(Verdict::Accepted);
+            runs
         }
+        None => {
+            let mut runs = Vec::new();
+            for i in 1..=repeats {
+                worker.reset()?;
+                worker.apply_patch(&cand.bug_patch)?;
+                worker.apply_patch(gold_patch).map_err(|e| match e {
+                    SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
+                    other => Failure::from(other),
+                })?;
+                let label = Check::Fixed.run(i).label();
+                let run = grading::run(runner, worker, &label, &grading, &graded, budget)?;
+                let normal = abnormal(&run).is_none();
+                runs.push(run);
+                if !normal {
+                    break;
+                }
+            }
+            if let Some(tree) = reuse_clean {
+                if runs.len() == repeats {
+                    gctx.graded_trees.put(tree, &grading, runs.clone());
+                }
+            }
+            runs
+        }
+    };
+    out.runs.extend(fixed_runs.iter().cloned());
+    if let Some(v) = fixed_runs.iter().find_map(abnormal) {
+        return Ok(v);
     }
-    for i in 1..=cfg.repeats.max(1) {
-        worker.reset()?;
-        worker.apply_patch(&cand.bug_patch)?;
-        worker.apply_patch(gold_patch).map_err(|e| match e {
-            SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
-            other => Failure::from(other),
-        })?;
-        let run = runner.run(worker, &Check::Fixed.run(i).label(), None, budget)?;
-        let bad = abnormal(&run);
-        let not_passing: Vec<String> = stable
+    worker.reset()?;
+    // Tests stable in the whole suite that do not pass in every run of the grading command
+    // on the fixed tree depend on which other tests run: they grade nothing.
+    let passes_fixed: BTreeSet<String> = graded
+        .iter()
+        .filter(|t| fixed_runs.iter().all(|r| r.status(t) == TestStatus::Passed))
+        .cloned()
+        .collect();
+    // A failing test that drew unseeded random numbers may pass with the bug elsewhere: it
+    // does not grade the task, as FAIL_TO_PASS or as PASS_TO_PASS.
+    let random_failed: BTreeMap<String, String> = drawn
+        .iter()
+        .filter(|(t, _)| failed_any.contains(*t) || screen_failures.contains(*t))
+        .map(|(t, what)| (t.clone(), what.clone()))
+        .collect();
+    let f2p: BTreeSet<String> = failing
+        .iter()
+        .filter(|t| !drawn.contains_key(*t) && passes_fixed.contains(*t))
+        .cloned()
+        .collect();
+    out.pass_to_pass = graded
+        .iter()
+        .filter(|t| {
+            !failed_any.contains(*t) && !random_failed.contains_key(*t) && passes_fixed.contains(*t)
+        })
+        .cloned()
+        .collect();
+    // Dropped: stable in the suite but not passing under the grading command on the fixed
+    // tree, or failing in screening (a subset) yet passing with the bug under the grading
+    // command.
+    let mut order_dependent: BTreeSet<String> = graded
+        .iter()
+        .filter(|t| !passes_fixed.contains(*t) && !drawn.contains_key(*t))
+        .cloned()
+        .collect();
+    order_dependent.extend(
+        screen_failures
             .iter()
-            .filter(|t| run.status(t) != TestStatus::Passed)
+            .filter(|t| !failing.contains(*t) && !drawn.contains_key(*t))
+            .cloned(),
+    );
+    out.order_dependent = order_dependent.iter().cloned().collect();
+    out.nondeterministic = random_failed.clone();
+    if f2p.is_empty() {
+        let random: Vec<String> = random_failed
+            .keys()
+            .filter(|t| passes_fixed.contains(*t))
             .cloned()
             .collect();
-        out.runs.push(run);
-        if let Some(v) = bad {
-            return Ok(v);
+        if !random.is_empty() {
+            // Only such tests fail: they stay FAIL_TO_PASS here, and the pipeline treats the
+            // kill as ungradable (`nondeterministic`, unless a synthesized test takes their
+            // place).
+            out.fail_to_pass = random;
+            return Ok(Verdict::Accepted);
         }
-        if !not_passing.is_empty() {
-            let reason = if i == 1 {
-                Reason::FixFailed
-            } else {
-                Reason::Flaky
-            };
+        let killed: Vec<&String> = failing.iter().filter(|t| !drawn.contains_key(*t)).collect();
+        if killed.is_empty() {
             return Ok(Verdict::rejected(
-                reason,
+                Reason::NotKilled,
                 format!(
-                    "{}: {} tests do not pass with the gold fix (e.g. {})",
-                    Check::Fixed.run(i),
-                    not_passing.len(),
-                    not_passing[0]
+                    "the tests that failed in screening pass with the bug under the grading \
+                     command (their outcome depends on which other tests run): {}",
+                    screen_failures
+                        .iter()
+                        .take(3)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ));
         }
+        let reason = if reuse_clean.is_some() {
+            Reason::NotKilled
+        } else {
+            Reason::FixFailed
+        };
+        return Ok(Verdict::rejected(
+            reason,
+            format!(
+                "the tests that fail with the bug do not pass under the grading command with \
+                 the gold fix either (e.g. {})",
+                killed[0]
+            ),
+        ));
     }
-    worker.reset()?;
+    out.fail_to_pass = f2p.into_iter().collect();
     Ok(Verdict::Accepted)
 }
 
 /// Triple verification of a survivor with a synthesized test file (`tests.0` adds it;
-/// `tests.1` are its node ids): 1. clean code + tests: the new tests pass; 2. buggy code +
-/// tests, whole suite: every new test fails, every stable test passes; 3. buggy code, gold
-/// fix and tests: all pass. Each check repeated `cfg.repeats` times from a clean tree, and the
-/// repeats must agree. `outcome` keeps the screening runs; the new runs are appended.
+/// `tests.1` are its node ids), each check the grading command (the files of the covering
+/// tests in the suite's order, then the new test file), repeated `cfg.repeats` times from a
+/// clean tree: 1. clean code + tests: the new tests pass; 2. buggy code + tests: every new
+/// test fails; 3. buggy code, gold fix and tests: all pass. PASS_TO_PASS: the stable tests of
+/// those files that pass in every run of the three; the others are dropped (they depend on
+/// which other tests run). `outcome` keeps the screening runs; the new runs are appended.
 ///
-/// Shortcuts, as for the repository's own tests (off with `cfg.full_repeats` and
-/// `cfg.recheck_identical`): `fixed_is_check_1` is the tree id of check 3's tree when it is
-/// byte-identical to check 1's (clean + tests); check 1 then runs the whole suite, and check 3
-/// reuses its runs ([`ReusedCheck`]). Check 2's repeats after the first run the new tests, the
-/// covering tests and what failed in the first (the other tests do not run the mutated lines).
+/// `fixed_is_check_1` is the tree id of check 3's tree when it is byte-identical to check 1's
+/// (clean + tests): check 3 then reuses check 1's runs ([`ReusedCheck`]), unless
+/// `cfg.recheck_identical`.
 #[allow(clippy::too_many_arguments)]
 pub fn verify_synthesized(
     worker: &mut dyn Worker,
     runner: &dyn TestRunner,
+    gctx: &GradingContext<'_>,
     baseline: &Baseline,
     cand: &Candidate,
     gold_patch: &str,
@@ -563,11 +669,13 @@ pub fn verify_synthesized(
     let (test_patch, new_tests) = tests;
     // Repository tests that already fail with the bug but cannot be named in the record
     // (their ids are not harness-readable): tolerated failing with the bug, and left out of
-    // PASS_TO_PASS; they must still pass on the clean and the fixed code.
+    // PASS_TO_PASS.
     let known_failing: BTreeSet<String> = outcome.fail_to_pass.iter().cloned().collect();
-    outcome.verdict = match synthesized_inner(
+    outcome.reused.clear();
+    let passing = match synthesized_inner(
         worker,
         runner,
+        gctx,
         baseline,
         cand,
         gold_patch,
@@ -577,16 +685,38 @@ pub fn verify_synthesized(
         &known_failing,
         &mut outcome,
     ) {
-        Ok(v) => v,
-        Err(Failure::Patch(e)) => Verdict::rejected(Reason::PatchFailed, e),
-        Err(Failure::Sandbox(e)) => Verdict::rejected(Reason::SandboxError, e),
+        Ok(Ok(passing)) => {
+            outcome.verdict = Verdict::Accepted;
+            passing
+        }
+        Ok(Err(v)) => {
+            outcome.verdict = v;
+            BTreeSet::new()
+        }
+        Err(Failure::Patch(e)) => {
+            outcome.verdict = Verdict::rejected(Reason::PatchFailed, e);
+            BTreeSet::new()
+        }
+        Err(Failure::Sandbox(e)) => {
+            outcome.verdict = Verdict::rejected(Reason::SandboxError, e);
+            BTreeSet::new()
+        }
     };
     if outcome.verdict.is_accepted() {
+        let graded = outcome
+            .grading
+            .as_ref()
+            .map(|g| gctx.graded_tests(g, baseline, &[]))
+            .unwrap_or_default();
         outcome.fail_to_pass = new_tests.to_vec();
-        outcome.pass_to_pass = baseline
-            .stable_pass
+        outcome.pass_to_pass = graded
             .iter()
-            .filter(|t| !known_failing.contains(*t))
+            .filter(|t| !known_failing.contains(*t) && passing.contains(*t))
+            .cloned()
+            .collect();
+        outcome.order_dependent = graded
+            .iter()
+            .filter(|t| !known_failing.contains(*t) && !passing.contains(*t))
             .cloned()
             .collect();
         outcome.test_patch = test_patch.to_string();
@@ -594,15 +724,19 @@ pub fn verify_synthesized(
         outcome.fail_to_pass.clear();
         outcome.pass_to_pass.clear();
         outcome.reused.clear();
+        outcome.order_dependent.clear();
     }
     outcome.seconds += started.elapsed().as_secs_f64();
     outcome
 }
 
+/// The checks of [`verify_synthesized`]: `Ok(Ok(tests that passed in every run where they
+/// must))`, `Ok(Err(rejection))`.
 #[allow(clippy::too_many_arguments)]
 fn synthesized_inner(
     worker: &mut dyn Worker,
     runner: &dyn TestRunner,
+    gctx: &GradingContext<'_>,
     baseline: &Baseline,
     cand: &Candidate,
     gold_patch: &str,
@@ -611,104 +745,75 @@ fn synthesized_inner(
     cfg: &VerifyConfig,
     known_failing: &BTreeSet<String>,
     out: &mut Outcome,
-) -> Result<Verdict, Failure> {
+) -> Result<Result<BTreeSet<String>, Verdict>, Failure> {
     let budget = baseline.budget();
     let synth_patch = |e: SandboxError| match e {
         SandboxError::Patch(p) => Failure::Patch(format!("synthesized test patch: {p}")),
         other => Failure::from(other),
     };
-    let stable = &baseline.stable_pass;
+    let scope: BTreeSet<String> = out
+        .covering
+        .iter()
+        .chain(known_failing.iter())
+        .chain(new_tests.iter())
+        .cloned()
+        .collect();
+    let grading = gctx.grading_for(&scope, baseline, new_tests);
+    let graded = gctx.graded_tests(&grading, baseline, new_tests);
+    out.grading = Some(grading.clone());
+    let stable: Vec<&String> = graded
+        .iter()
+        .filter(|t| !new_tests.contains(t) && !known_failing.contains(*t))
+        .collect();
+    let mut passing: BTreeSet<String> = stable.iter().map(|t| (*t).clone()).collect();
     let repeats = cfg.repeats.max(1);
-    // Check 1: the new tests pass on the clean code (with the whole suite when check 3 will
-    // stand on these runs: then every stable test must pass too).
+    // Check 1: the new tests pass on the clean code.
     let mut check_1 = Vec::new();
     for i in 1..=repeats {
         worker.reset()?;
         worker.apply_patch(test_patch).map_err(synth_patch)?;
-        let requested = if reuse_check_1.is_some() {
-            None
-        } else {
-            Some(new_tests)
-        };
         let label = Check::SynthClean.run(i).label();
-        let run = runner.run(worker, &label, requested, budget)?;
+        let run = grading::run(runner, worker, &label, &grading, &graded, budget)?;
         let bad = abnormal(&run);
         let not_passing: Vec<&String> = new_tests
             .iter()
             .filter(|t| run.status(t) != TestStatus::Passed)
             .collect();
-        let stable_not_passing: Option<&String> = requested
-            .is_none()
-            .then(|| stable.iter().find(|t| run.status(t) != TestStatus::Passed))
-            .flatten();
-        out.runs.push(run);
-        check_1.push(label);
+        passing.retain(|t| run.status(t) == TestStatus::Passed);
+        out.runs.push(run.clone());
+        check_1.push(run);
         if let Some(v) = bad {
-            return Ok(v);
+            return Ok(Err(v));
         }
         if let Some(t) = not_passing.first() {
-            return Ok(Verdict::rejected(
+            return Ok(Err(Verdict::rejected(
                 Reason::SynthesisFailed,
                 format!(
                     "{}: the synthesized test {t} does not pass on the clean code",
                     Check::SynthClean.run(i)
                 ),
-            ));
-        }
-        if let Some(t) = stable_not_passing {
-            return Ok(Verdict::rejected(
-                Reason::SynthesisFailed,
-                format!(
-                    "{}: {t} does not pass with the synthesized tests added",
-                    Check::SynthClean.run(i)
-                ),
-            ));
+            )));
         }
     }
-    // Check 2: buggy code, whole suite: the new tests fail, the stable tests pass.
-    let narrow = !cfg.full_repeats && baseline.coverage_unavailable.is_none();
-    let mut rerun: Option<Vec<String>> = None;
+    // Check 2: buggy code + tests: every new test fails, in every repeat.
     for i in 1..=repeats {
         worker.reset()?;
         worker.apply_patch(test_patch).map_err(synth_patch)?;
         worker.apply_patch(&cand.bug_patch)?;
-        let run = runner.run(
-            worker,
-            &Check::Buggy.run(i).label(),
-            rerun.as_deref(),
-            budget,
-        )?;
+        let label = Check::Buggy.run(i).label();
+        let run = grading::run(runner, worker, &label, &grading, &graded, budget)?;
         let bad = abnormal(&run);
         let passing_new: Vec<&String> = new_tests
             .iter()
             .filter(|t| !run.status(t).is_failure())
             .collect();
-        // The stable tests this run stands for (a narrowed repeat: those it ran).
-        let failing_stable: Vec<&String> = stable
-            .iter()
-            .filter(|t| rerun.as_ref().is_none_or(|ids| ids.contains(t)))
-            .filter(|t| !known_failing.contains(*t))
-            .filter(|t| run.status(t) != TestStatus::Passed)
-            .collect();
-        if i == 1 && narrow {
-            let mut ids: BTreeSet<String> = new_tests.iter().cloned().collect();
-            ids.extend(out.covering.iter().cloned());
-            ids.extend(
-                stable
-                    .iter()
-                    .filter(|t| run.status(t) != TestStatus::Passed)
-                    .cloned(),
-            );
-            if ids.len() < stable.len() + new_tests.len() {
-                rerun = Some(ids.into_iter().collect());
-            }
-        }
+        passing.retain(|t| run.status(t) == TestStatus::Passed);
         out.runs.push(run);
         if let Some(v) = bad {
-            return Ok(v);
+            return Ok(Err(v));
         }
         if let Some(t) = passing_new.first() {
-            return Ok(Verdict::rejected(
+            return Ok(Err(Verdict::rejected(
                 if i == 1 {
                     Reason::SynthesisFailed
                 } else {
@@ -718,28 +823,20 @@ fn synthesized_inner(
                     "{}: the synthesized test {t} does not fail with the bug",
                     Check::Buggy.run(i)
                 ),
-            ));
-        }
-        if let Some(t) = failing_stable.first() {
-            return Ok(Verdict::rejected(
-                Reason::Flaky,
-                format!(
-                    "{}: {t} fails with the bug in the whole suite but passed screening",
-                    Check::Buggy.run(i)
-                ),
-            ));
+            )));
         }
     }
-    // Check 3: buggy + gold fix: everything passes. When that tree is check 1's, check 1's
-    // whole-suite runs are its evidence.
+    // Check 3: buggy + gold fix + tests: everything passes. When that tree is check 1's,
+    // check 1's runs (the same command on the same tree) are its evidence.
     if let Some(tree) = reuse_check_1 {
         out.reused.push(ReusedCheck {
             check: "fixed".into(),
             tree: tree.to_string(),
-            runs: check_1,
+            runs: check_1.iter().map(|r| r.label.clone()).collect(),
+            grading: grading.key(),
         });
         worker.reset()?;
-        return Ok(Verdict::Accepted);
+        return Ok(Ok(passing));
     }
     for i in 1..=repeats {
         worker.reset()?;
@@ -749,19 +846,20 @@ fn synthesized_inner(
             SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
             other => Failure::from(other),
         })?;
-        let run = runner.run(worker, &Check::Fixed.run(i).label(), None, budget)?;
+        let label = Check::Fixed.run(i).label();
+        let run = grading::run(runner, worker, &label, &grading, &graded, budget)?;
         let bad = abnormal(&run);
-        let not_passing: Vec<&String> = stable
+        let not_passing: Vec<&String> = new_tests
             .iter()
-            .chain(new_tests.iter())
             .filter(|t| run.status(t) != TestStatus::Passed)
             .collect();
+        passing.retain(|t| run.status(t) == TestStatus::Passed);
         out.runs.push(run);
         if let Some(v) = bad {
-            return Ok(v);
+            return Ok(Err(v));
         }
         if let Some(t) = not_passing.first() {
-            return Ok(Verdict::rejected(
+            return Ok(Err(Verdict::rejected(
                 if i == 1 {
                     Reason::FixFailed
                 } else {
@@ -771,9 +869,9 @@ fn synthesized_inner(
                     "{}: {t} does not pass with the gold fix",
                     Check::Fixed.run(i)
                 ),
-            ));
+            )));
         }
     }
     worker.reset()?;
-    Ok(Verdict::Accepted)
+    Ok(Ok(passing))
 }

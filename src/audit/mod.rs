@@ -763,7 +763,14 @@ pub fn check_task_in(
         problems.push(p);
         return problems;
     }
-    match runner.run(worker, "audit-buggy", Some(&tests), budget) {
+    match crate::grading::run(
+        runner,
+        worker,
+        "audit-buggy",
+        &task.grading(),
+        &tests,
+        budget,
+    ) {
         Ok(run) => problems.extend(judge_buggy(&run, task)),
         Err(e) => {
             problems.extend(env_problem("running the tests on the buggy code", &e));
@@ -812,7 +819,14 @@ pub fn check_task_in(
         },
         None => None,
     };
-    match runner.run(worker, "audit-fixed", Some(&tests), budget) {
+    match crate::grading::run(
+        runner,
+        worker,
+        "audit-fixed",
+        &task.grading(),
+        &tests,
+        budget,
+    ) {
         Ok(run) => {
             problems.extend(judge_fixed(&run, task));
             // Only a run that ended normally stands for another task's check.

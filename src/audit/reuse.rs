@@ -36,10 +36,9 @@ pub(super) fn worktree_tree(worker: &mut dyn Worker) -> Option<String> {
 }
 
 /// What decides a fixed-code run's outcome besides the code: the environment, the record's
-/// toolchain, test command and Python path, the tree, and the set of tests. Their order is
-/// left out (FAIL_TO_PASS comes first in each task's list): an outcome that hangs on the
-/// order of a stable suite's tests would be a flaky test, which the pipeline's repeated
-/// checks in differing selections rule out.
+/// toolchain and Python path, the tree, the grading command (its files in order, options and
+/// configuration) and the set of tests read from it (their order in the list is left out:
+/// the command decides the order they run in).
 pub(super) fn fixed_run_key(env: &str, task: &Task, tree: &str, tests: &[String]) -> String {
     let e = &task.metadata.environment;
     let set: BTreeSet<&String> = tests.iter().collect();
@@ -47,7 +46,7 @@ pub(super) fn fixed_run_key(env: &str, task: &Task, tree: &str, tests: &[String]
     format!(
         "{env}\0{}\0{}\0{}\0{tree}\0{}",
         task.toolchain().map_or("none", |t| t.as_str()),
-        e.test_command,
+        task.grading().key(),
         e.python_path.join(":"),
         tests.join("\n")
     )

@@ -66,6 +66,7 @@ pub(crate) fn task(id: &str) -> Task {
             issue_rewrite: Default::default(),
             start_state: None,
             dropped_test_ids: Default::default(),
+            grading: None,
         },
     }
 }
@@ -98,6 +99,7 @@ fn run(statuses: &[(&str, TestStatus)]) -> Run {
         oom_kills: 0,
         collection_errors: Default::default(),
         nondeterministic: Default::default(),
+        file_order: Vec::new(),
     }
 }
 

@@ -365,8 +365,30 @@ pub fn combine_task(members: &[&Task], clean: &str) -> Result<Task, CombineError
         issue_rewrite: Default::default(),
         start_state,
         dropped_test_ids: Default::default(),
+        grading: combined_grading(&members),
     };
     Ok(task)
+}
+
+/// The grading command of a combination: the members' files, the first member's order first
+/// (each member's own order kept), with the first member's options and configuration; `None`
+/// when a member has none recorded (the record then derives one).
+fn combined_grading(members: &[&Task]) -> Option<crate::grading::Grading> {
+    let first = members.first()?.metadata.grading.clone()?;
+    let mut files: Vec<String> = Vec::new();
+    for m in members {
+        for f in &m.metadata.grading.as_ref()?.files {
+            if !files.contains(f) {
+                files.push(f.clone());
+            }
+        }
+    }
+    Some(crate::grading::Grading::new(
+        &first.base_command,
+        first.options,
+        files,
+        first.config,
+    ))
 }
 
 /// Verify a combined task in the sandbox from its record, as `audit` does (every FAIL_TO_PASS

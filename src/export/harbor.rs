@@ -162,7 +162,7 @@ pub fn write_task(t: &Task, dir: &Path) -> Result<(), String> {
     let longest = crate::audit::longest_recorded_run(t);
     let run = toolchain.harness_run(
         crate::toolchain::Harness::Harbor,
-        &t.metadata.environment.test_command,
+        &t.grading(),
         &tests,
         "/logs/verifier",
     )?;

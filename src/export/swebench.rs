@@ -274,7 +274,7 @@ pub fn eval_script(t: &Task) -> Result<(String, &'static str), String> {
         .toolchain();
     let run = toolchain.harness_run(
         crate::toolchain::Harness::SweBench,
-        &t.metadata.environment.test_command,
+        &t.grading(),
         &graded,
         "/tmp/swe-forge-eval",
     )?;

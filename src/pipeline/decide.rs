@@ -87,7 +87,7 @@ pub(super) fn verify_all(
                     let mut outcome = verify::screen_and_verify(
                         worker.as_mut(),
                         runner,
-                        ctx.toolchain.toolchain(),
+                        &ctx.grading(),
                         ctx.baseline,
                         &cand,
                         &gold,

@@ -4,6 +4,7 @@
 
 use crate::baseline::{self, BaselineConfig};
 use crate::candidate::Budget;
+use crate::fingerprint::{Fingerprint, ResumeRefused};
 use crate::lang::Language;
 use crate::mutator::{self, Mutator};
 use crate::repo::Repo;
@@ -39,6 +40,10 @@ pub enum PipelineError {
     DockerUnavailable(String),
     #[error(transparent)]
     IssueLlm(#[from] crate::issue_llm::LlmError),
+    /// The output directory holds a seed's evidence from another set-up (or from before
+    /// set-ups were fingerprinted): the run is refused rather than mixing evidence.
+    #[error(transparent)]
+    ResumeRefused(#[from] ResumeRefused),
     #[error("--only names {unknown:?}, which the manifest does not hold (it holds {known:?})")]
     UnknownSeeds {
         unknown: Vec<String>,
@@ -232,6 +237,18 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
         let s = run_seed(
             cfg,
             &manifest,
+    // Refuse at once a resume whose set-up differs from a seed's stored one, as far as it is
+    // known before environments are made (the image is compared once it is prepared).
+    let run_fingerprint = Fingerprint::of_run(cfg, sandbox.kind());
+    for seed in &seeds {
+        if store.has_evidence(&seed.name)? {
+            // A seed that does not import now is compared on the run's options (`run_seed`
+            // then reports why it does not).
+            let current = imported_set_up(cfg, &manifest, seed, sandbox.kind(), &run_fingerprint)
+                .unwrap_or_else(|| run_fingerprint.clone());
+            check_set_up(&store, &cfg.out, &seed.name, &current, false)?;
+        }
+    }
             seed,
             sandbox.as_ref(),
             &store,
@@ -245,6 +262,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
             "seed finished"
         );
         summary.seeds.push(s);
+            &run_fingerprint,
     }
     summary.tasks = write_outputs(&store, &cfg.out)?;
     summary.interrupted = STOP.load(Ordering::SeqCst);
@@ -338,6 +356,71 @@ fn record_status(store: &Store, s: &SeedSummary) -> Result<(), PipelineError> {
 mod decide;
 mod outputs;
 mod record;
+/// A seed's set-up as far as it is known once it is imported (`None` where it does not import
+/// or no toolchain takes it).
+fn imported_set_up(
+    cfg: &RunConfig,
+    manifest: &Manifest,
+    seed: &crate::seed::Seed,
+    sandbox: SandboxKind,
+    run_fingerprint: &Fingerprint,
+) -> Option<Fingerprint> {
+    let lock = crate::lock::FileLock::exclusive(
+        &cfg.cache.join("locks").join(format!("{}.lock", seed.name)),
+    )
+    .ok()?;
+    let repo = crate::toolchain::import(seed, &manifest.base_dir, &cfg.cache).ok()?;
+    drop(lock);
+    let toolchain = crate::toolchain::for_profile(&repo.profile).ok()?;
+    let test_command = toolchain.test_command(&runner_spec(cfg, &repo, sandbox));
+    Some(
+        run_fingerprint
+            .clone()
+            .with_seed(&repo, &test_command, toolchain.id()),
+    )
+}
+
+/// Whether `seed`'s stored evidence, if any, was made with the set-up `current` describes:
+/// compared over every option when `complete` (and then stored for the evidence to come),
+/// else over the options `current` names. A seed with no evidence takes the current set-up;
+/// evidence without a fingerprint (a state store older than fingerprints) is refused too, as
+/// its set-up cannot be known.
+fn check_set_up(
+    store: &Store,
+    out: &Path,
+    seed: &str,
+    current: &Fingerprint,
+    complete: bool,
+) -> Result<(), PipelineError> {
+    if !store.has_evidence(seed)? {
+        if complete {
+            store.put_fingerprint(seed, current)?;
+        }
+        return Ok(());
+    }
+    let Some(stored) = store.fingerprint(seed)? else {
+        return Err(ResumeRefused::Unfingerprinted {
+            out: out.to_path_buf(),
+            seed: seed.to_string(),
+        }
+        .into());
+    };
+    let differences = if complete {
+        stored.differences(current)
+    } else {
+        stored.differences_in(current)
+    };
+    if differences.is_empty() {
+        return Ok(());
+    }
+    Err(ResumeRefused::Mismatch {
+        out: out.to_path_buf(),
+        seed: seed.to_string(),
+        differences,
+    }
+    .into())
+}
+
 mod seed_run;
 mod synthesis;
 #[cfg(test)]

@@ -186,7 +186,11 @@ pub(super) fn build_task(
                 issue_detail: issue.detail.to_string(),
                 issue_rewrite: Default::default(),
                 start_state: Some(start.info),
-                dropped_test_ids,
+                dropped_test_ids: task::DroppedTestIds {
+                    order_dependent: outcome.order_dependent.len(),
+                    ..dropped_test_ids
+                },
+                grading: outcome.grading.clone(),
             },
         },
         key_values,

@@ -23,6 +23,7 @@ pub(super) fn run_seed(
     cfg: &RunConfig,
     manifest: &Manifest,
     seed: &crate::seed::Seed,
+    run_fingerprint: &Fingerprint,
     sandbox: &dyn Sandbox,
     store: &Store,
     rewriter: Option<&crate::issue_llm::Rewriter>,
@@ -37,7 +38,7 @@ pub(super) fn run_seed(
         s.status = status.to_string();
         s.detail = detail;
         s.seconds = started.elapsed().as_secs_f64();
-        if s.status != "done" {
+        if !s.ran() {
             tracing::error!(seed = %s.seed, "{}: {}", s.status, s.detail);
         }
         record_status(store, &s).map(|_| s)
@@ -61,6 +62,13 @@ pub(super) fn run_seed(
         Ok(t) => t,
         Err(why) => return finish(s, "rejected", why.to_string()),
     };
+    let mut spec = runner_spec(cfg, &repo, sandbox.kind());
+    let test_command = toolchain.test_command(&spec);
+    // The seed's set-up, before an environment is made for it.
+    let fingerprint = run_fingerprint
+        .clone()
+        .with_seed(&repo, &test_command, toolchain.id());
+    check_set_up(store, &cfg.out, &seed.name, &fingerprint, false)?;
 
     // Environment.
     let t = Instant::now();
@@ -72,8 +80,8 @@ pub(super) fn run_seed(
     s.image_id = env.image_id();
     s.image_built = env.image_built();
     store.add_stage_time(&seed.name, "environment", t.elapsed().as_secs_f64())?;
-    let mut spec = runner_spec(cfg, &repo, sandbox.kind());
-    let test_command = toolchain.test_command(&spec);
+    let fingerprint = fingerprint.with_image(env.image_name(), env.image_id());
+    check_set_up(store, &cfg.out, &seed.name, &fingerprint, true)?;
     let first_runner = toolchain.runner(&spec);
     let runner = first_runner.as_ref();
 
@@ -109,6 +117,10 @@ pub(super) fn run_seed(
         cpu_limit_s = ?baseline.run_cpu_limit_s,
         "baseline"
     );
+    s.degraded = Degraded::of(&baseline, &repo.profile.test_files);
+    if let Some(d) = &s.degraded {
+        tracing::warn!(seed = %seed.name, "degraded: {}", d.reason());
+    }
 
     // The resident runner, where it gives the fresh baseline's per-test outcomes.
     let t = Instant::now();
@@ -218,6 +230,8 @@ pub(super) fn run_seed(
             test_files: repo.profile.test_files.clone(),
         }),
         trace: Mutex::new(TraceCache::default()),
+        graded_trees: crate::verify::GradedTrees::default(),
+        whole_suite: cfg.verify.full_repeats,
         synth_budget: cfg.synthesis_budget,
         tracer_budget: cfg.tracer_budget,
         synth_spent: Mutex::new(SynthesisSummary {
@@ -297,12 +311,17 @@ pub(super) fn run_seed(
             *s.issue_rewrite.entry(key).or_default() += 1;
         }
     }
-    let detail = if STOP.load(Ordering::SeqCst) {
-        "interrupted".to_string()
+    let mut detail: Vec<String> = Vec::new();
+    if STOP.load(Ordering::SeqCst) {
+        detail.push("interrupted".to_string());
+    }
+    detail.extend(s.degraded.as_ref().map(Degraded::reason));
+    let status = if s.degraded.is_some() {
+        "degraded"
     } else {
-        String::new()
+        "done"
     };
-    finish(s, "done", detail)
+    finish(s, status, detail.join("; "))
 }
 
 /// Qualifies a resident runner on a worker, or says why it cannot be used.
@@ -322,6 +341,10 @@ pub(super) struct SeedContext<'a> {
     pub(super) synth: Option<synth::SynthSetup>,
     /// The clean suite's recorded calls so far (see [`TraceCache`]).
     pub(super) trace: Mutex<TraceCache>,
+    /// Runs of grading commands on the clean tree, for the workers' candidates.
+    pub(super) graded_trees: crate::verify::GradedTrees,
+    /// `--full-repeats`: grading commands run the whole suite.
+    pub(super) whole_suite: bool,
     /// `--synthesis-budget`: seconds synthesis may spend on this seed; what it spent.
     pub(super) synth_budget: Option<Duration>,
     /// `RunConfig::tracer_budget`.
@@ -329,6 +352,19 @@ pub(super) struct SeedContext<'a> {
     pub(super) synth_spent: Mutex<SynthesisSummary>,
     /// Rewrites the issue texts of accepted tasks (`--issue-llm`).
     pub(super) rewriter: Option<&'a crate::issue_llm::Rewriter>,
+}
+
+impl SeedContext<'_> {
+    /// What the seed's candidates' grading commands are made from.
+    pub(super) fn grading(&self) -> crate::verify::GradingContext<'_> {
+        crate::verify::GradingContext {
+            toolchain: self.toolchain.toolchain(),
+            root: &self.repo.checkout,
+            test_command: &self.test_command,
+            whole_suite: self.whole_suite,
+            graded_trees: &self.graded_trees,
+        }
+    }
 }
 
 pub(super) fn spinner(show: bool, msg: String) -> ProgressBar {

@@ -335,6 +335,7 @@ pub(super) fn synthesize(
     verify::verify_synthesized(
         worker,
         runner,
+        &ctx.grading(),
         ctx.baseline,
         cand,
         gold,

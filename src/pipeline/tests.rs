@@ -85,3 +85,74 @@ fn a_top_up_tracer_run_fits_three_plain_suites_or_is_left_out() {
 fn py() -> &'static dyn crate::toolchain::Toolchain {
     crate::toolchain::ToolchainId::PythonPytest.toolchain()
 }
+
+/// A seed's stored evidence is reused only under the set-up it was made with.
+#[test]
+fn a_seed_resumes_only_under_its_stored_set_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let store = Store::open(&out.join("state.db")).unwrap();
+    let set_up = |json: serde_json::Value| -> Fingerprint { serde_json::from_value(json).unwrap() };
+    let first = set_up(
+        serde_json::json!({"--repeats": 3, "install:": "pip install -e .", "image id": "sha256:1"}),
+    );
+    // No evidence yet: any set-up goes, and the complete one is stored.
+    check_set_up(
+        &store,
+        out,
+        "a",
+        &set_up(serde_json::json!({"--repeats": 5})),
+        false,
+    )
+    .unwrap();
+    check_set_up(&store, out, "a", &first, true).unwrap();
+    assert_eq!(store.fingerprint("a").unwrap(), Some(first.clone()));
+    store.put_baseline_json("a", "c0ffee", "{}").unwrap();
+    // The same set-up resumes; so does a partial one that agrees on what it names.
+    check_set_up(&store, out, "a", &first, true).unwrap();
+    check_set_up(
+        &store,
+        out,
+        "a",
+        &set_up(serde_json::json!({"--repeats": 3})),
+        false,
+    )
+    .unwrap();
+    // Another one is refused, naming each option.
+    let other =
+        set_up(serde_json::json!({"--repeats": 5, "install:": "true", "image id": "sha256:1"}));
+    let err = check_set_up(&store, out, "a", &other, true).unwrap_err();
+    let PipelineError::ResumeRefused(ResumeRefused::Mismatch { differences, .. }) = &err else {
+        panic!("{err}");
+    };
+    let names: Vec<&str> = differences.iter().map(|d| d.option.as_str()).collect();
+    assert_eq!(names, ["--repeats", "install:"]);
+    // The complete check also sees an option the current set-up lacks.
+    let no_image = set_up(serde_json::json!({"--repeats": 3, "install:": "pip install -e ."}));
+    check_set_up(&store, out, "a", &no_image, false).unwrap();
+    let err = check_set_up(&store, out, "a", &no_image, true).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("image id: sha256:1 stored, (unset) now"),
+        "{err}"
+    );
+    // The stored set-up is not overwritten by a refused one.
+    assert_eq!(store.fingerprint("a").unwrap(), Some(first));
+}
+
+/// Evidence stored before set-ups were fingerprinted cannot be compared: refused.
+#[test]
+fn evidence_without_a_fingerprint_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("state.db")).unwrap();
+    store.put_baseline_json("a", "c0ffee", "{}").unwrap();
+    let err = check_set_up(&store, dir.path(), "a", &Fingerprint::default(), false).unwrap_err();
+    assert!(
+        matches!(&err, PipelineError::ResumeRefused(ResumeRefused::Unfingerprinted { seed, .. }) if seed == "a"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("predates set-up fingerprints"),
+        "{err}"
+    );
+}

@@ -482,6 +482,7 @@ status=$?
             oom_kills: out.oom_kills,
             collection_errors: Default::default(),
             nondeterministic: Default::default(),
+            file_order: Vec::new(),
         };
         run.relativize(worker.root());
         Ok(run)

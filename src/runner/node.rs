@@ -303,6 +303,7 @@ pub(crate) fn finish(
         oom_kills: out.oom_kills,
         collection_errors,
         nondeterministic: Default::default(),
+        file_order: Vec::new(),
     };
     run.relativize(&root);
     Ok(run)
@@ -325,6 +326,7 @@ pub(crate) fn empty_run(label: &str) -> Run {
         oom_kills: 0,
         collection_errors: BTreeMap::new(),
         nondeterministic: BTreeMap::new(),
+        file_order: Vec::new(),
     }
 }
 

@@ -37,7 +37,20 @@ pub struct Pytest {
     /// How many tests each test file holds (from the baseline's whole-suite run): a long
     /// selection names a file instead of most of its tests, see [`Pytest::selection`].
     pub tests_per_file: Option<std::sync::Arc<std::collections::BTreeMap<String, usize>>>,
+    /// The options that decide what runs (a grading command's, see
+    /// [`crate::grading::Grading::options`]); `None`: [`GRADING_OPTIONS`].
+    pub options: Option<Vec<String>>,
 }
+
+/// pytest's options in every run swe-forge makes, and in every grading command: no cache
+/// (a run leaves nothing that changes the next), the repository root as rootdir, and a test
+/// file that cannot be collected does not stop the others.
+pub const GRADING_OPTIONS: [&str; 4] = [
+    "-p",
+    "no:cacheprovider",
+    "--rootdir=.",
+    "--continue-on-collection-errors",
+];
 
 impl Pytest {
     pub fn new(
@@ -53,21 +66,27 @@ impl Pytest {
             resident: None,
             resident_cpu_offset: 0.0,
             tests_per_file: None,
+            options: None,
+        }
+    }
+
+    /// The options that decide what runs.
+    fn options(&self) -> Vec<String> {
+        match &self.options {
+            Some(o) => o.clone(),
+            None => GRADING_OPTIONS.iter().map(|s| s.to_string()).collect(),
         }
     }
 
     /// The arguments after `python -m pytest` of a (non-coverage) run, for the resident.
     fn resident_args(&self, scratch: &str, tests: Option<&[String]>) -> Option<Vec<String>> {
         let mut args = super::resident::pytest_args(&self.base_command)?;
+        args.extend(self.options());
         for a in [
-            "-p",
-            "no:cacheprovider",
             "-o",
             "junit_family=xunit1",
             "-o",
             "console_output_style=classic",
-            "--rootdir=.",
-            "--continue-on-collection-errors",
         ] {
             args.push(a.to_string());
         }
@@ -229,12 +248,14 @@ impl Pytest {
         // The probe plugin goes into a folder of its own in the scratch directory (cleared
         // before each run), which only this process's path gets.
         let probe_dir = format!("{scratch}/{PROBE_DIR}");
+        let options: Vec<String> = self.options().iter().map(|o| shell_quote(o)).collect();
         let mut cmd = format!(
             "mkdir -p {dir_q} && cat > {file_q} <<'SWE_FORGE_PROBE_EOF'\n{PROBE}SWE_FORGE_PROBE_EOF\n\
              export PYTHONPATH={dir_q}${{PYTHONPATH:+:$PYTHONPATH}}\n\
-             {} -p no:cacheprovider -p {PROBE_MODULE} -o junit_family=xunit1 -o console_output_style=classic \
-             --rootdir=. --continue-on-collection-errors --junitxml={} -q --no-header",
+             {} {} -p {PROBE_MODULE} -o junit_family=xunit1 -o console_output_style=classic \
+             --junitxml={} -q --no-header",
             self.base_command,
+            options.join(" "),
             shell_quote(&format!("{scratch}/{REPORT}")),
             dir_q = shell_quote(&probe_dir),
             file_q = shell_quote(&format!("{probe_dir}/{PROBE_MODULE}.py")),
@@ -274,6 +295,7 @@ impl Pytest {
         } = super::ending(worker, &mut out, budget, self.log_dir.as_deref())?;
         let mut collection_errors = std::collections::BTreeMap::new();
         let mut nondeterministic = std::collections::BTreeMap::new();
+        let mut file_order: Vec<String> = Vec::new();
         let mut results = match worker.read_scratch(REPORT)? {
             Some(bytes) => {
                 let xml = String::from_utf8_lossy(&bytes);
@@ -290,6 +312,12 @@ impl Pytest {
                             })
                             .map(|c| {
                                 let id = junit_xml::pytest_node_id(&c, &self.test_files);
+                                let file = id.split("::").next().unwrap_or(&id);
+                                if file_order.last().map(String::as_str) != Some(file)
+                                    && !file_order.iter().any(|f| f == file)
+                                {
+                                    file_order.push(file.to_string());
+                                }
                                 if let Some(what) = c.nondeterministic {
                                     nondeterministic.insert(id.clone(), what);
                                 }
@@ -382,6 +410,7 @@ impl Pytest {
             oom_kills: out.oom_kills,
             collection_errors,
             nondeterministic,
+            file_order,
         };
         run.relativize(worker.root());
         Ok(run)
@@ -599,6 +628,45 @@ impl TestRunner for Pytest {
             run.anomaly = None;
         }
         Ok(run)
+    }
+
+    /// The grading command's files as pytest's arguments, in its order, with its options and
+    /// base command (resident or fresh, as the other runs).
+    fn run_grading(
+        &self,
+        worker: &mut dyn Worker,
+        label: &str,
+        grading: &crate::grading::Grading,
+        tests: &[String],
+        budget: RunBudget,
+    ) -> Result<Run, RunnerError> {
+        let mut runner = self.clone();
+        if !grading.base_command.is_empty() {
+            runner.base_command = grading.base_command.clone();
+        }
+        runner.options = Some(grading.options.clone());
+        if let Some(warm) = &self.resident {
+            if let Some(run) = runner.run_resident_with(
+                worker,
+                label,
+                Some(tests),
+                Some(&grading.files),
+                budget,
+                warm,
+                false,
+            )? {
+                return Ok(run);
+            }
+        }
+        worker.clear_scratch()?;
+        let scratch = worker.scratch().to_string();
+        let script = wrap(
+            &scratch,
+            &runner.command(&scratch, Some(&grading.files), false),
+            budget,
+        );
+        let out = worker.exec(&script, budget.wall)?;
+        runner.finish(worker, label, Some(tests), budget, out)
     }
 
     fn run_with_coverage(

@@ -117,11 +117,11 @@ impl Toolchain for JavascriptJest {
     fn harness_run(
         &self,
         _harness: Harness,
-        test_command: &str,
+        grading: &crate::grading::Grading,
         graded: &[String],
         log_dir: &str,
     ) -> Result<HarnessRun, String> {
-        let command = match test_command.trim() {
+        let command = match grading.base_command.trim() {
             "" => "jest --ci --runInBand",
             c => c,
         };

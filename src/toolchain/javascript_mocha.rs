@@ -102,11 +102,11 @@ impl Toolchain for JavascriptMocha {
     fn harness_run(
         &self,
         _harness: Harness,
-        test_command: &str,
+        grading: &crate::grading::Grading,
         graded: &[String],
         log_dir: &str,
     ) -> Result<HarnessRun, String> {
-        let command = match test_command.trim() {
+        let command = match grading.base_command.trim() {
             "" => "mocha",
             c => c,
         };
@@ -153,7 +153,7 @@ mod tests {
         let run = JavascriptMocha
             .harness_run(
                 Harness::Harbor,
-                "",
+                &crate::grading::Grading::new("", Vec::new(), Vec::new(), None),
                 &["test/a.test.js::adds up".to_string()],
                 "/logs",
             )

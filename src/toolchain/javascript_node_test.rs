@@ -101,11 +101,11 @@ impl Toolchain for JavascriptNodeTest {
     fn harness_run(
         &self,
         _harness: Harness,
-        test_command: &str,
+        grading: &crate::grading::Grading,
         graded: &[String],
         log_dir: &str,
     ) -> Result<HarnessRun, String> {
-        let command = match test_command.trim() {
+        let command = match grading.base_command.trim() {
             c if c.contains("--test") => c,
             _ => "node --test",
         };
@@ -163,7 +163,7 @@ mod tests {
         let run = JavascriptNodeTest
             .harness_run(
                 Harness::Harbor,
-                "node --test test/",
+                &crate::grading::Grading::new("node --test test/", Vec::new(), Vec::new(), None),
                 &["test/a.test.js::math adds".to_string()],
                 "/logs",
             )

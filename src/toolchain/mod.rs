@@ -14,6 +14,7 @@ pub mod python_pytest;
 mod python_wheelhouse;
 
 use crate::baseline::Baseline;
+use crate::grading::Grading;
 use crate::lang::Language;
 use crate::repo::{ImportError, Profile, Profiler, Repo};
 use crate::runner::TestRunner;
@@ -274,10 +275,18 @@ pub trait Toolchain: Send + Sync {
     /// How `harness` runs the `graded` tests with the record's `test_command` (empty: the
     /// framework's default); `log_dir` is where the harness keeps its logs. `Err` says why
     /// this toolchain's tasks cannot be graded there.
+    /// The grading command over `files` (in the order given) of a repository whose start
+    /// state's files are at `root`, started with `test_command` (the record's; empty: the
+    /// toolchain's default). Default: the test command followed by the files.
+    fn grading(&self, root: &Path, test_command: &str, files: Vec<String>) -> Grading {
+        let _ = root;
+        Grading::new(test_command, Vec::new(), files, None)
+    }
+
     fn harness_run(
         &self,
         _harness: Harness,
-        _test_command: &str,
+        _grading: &Grading,
         _graded: &[String],
         _log_dir: &str,
     ) -> Result<HarnessRun, String> {

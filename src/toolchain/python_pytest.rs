@@ -6,9 +6,10 @@
 
 use super::{Harness, HarnessRun, RunnerSpec, Toolchain, ToolchainId, Unsupported};
 use crate::baseline::Baseline;
+use crate::grading::Grading;
 use crate::lang::Language;
 use crate::repo::{Profile, Repo};
-use crate::runner::pytest::Pytest;
+use crate::runner::pytest::{Pytest, GRADING_OPTIONS};
 use crate::runner::TestRunner;
 use crate::sandbox::recipe::{
     BaseRecipe, EnvDir, EnvRecipe, HashPart, ImageRecipe, LocalRecipe, SetupStep, TaskLayer,
@@ -16,6 +17,7 @@ use crate::sandbox::recipe::{
 };
 use crate::sandbox::{shell_quote, Worker};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Test tools installed into every environment next to the project's dependencies.
@@ -149,56 +151,76 @@ impl Toolchain for PythonPytest {
         }
     }
 
-    /// SWE-bench: pytest on the graded tests' files, `-rA` printing the `PASSED <id>` lines
-    /// `parse_log_pytest` reads. Harbor: pytest on the graded ids, with a JUnit report in the
-    /// log directory (pytest exits 0 only when every one passed; an id it cannot find fails).
-    fn harness_run(
-        &self,
-        harness: Harness,
-        test_command: &str,
-        graded: &[String],
-        log_dir: &str,
-    ) -> Result<HarnessRun, String> {
-        let command = match test_command.trim() {
+    /// pytest on the files in order, with [`GRADING_OPTIONS`] and the configuration pytest
+    /// finds at `root` named explicitly (`-c`), so that no other file can take its place.
+    fn grading(&self, root: &Path, test_command: &str, files: Vec<String>) -> Grading {
+        let base = match test_command.trim() {
             "" => "python -m pytest",
             c => c,
         };
-        let line = match harness {
-            Harness::SweBench => {
-                let files: std::collections::BTreeSet<&str> = graded
-                    .iter()
-                    .map(|id| id.split("::").next().unwrap_or(id))
-                    .collect();
-                format!(
-                    "{command} {SWEBENCH_PYTEST_FLAGS} {}",
-                    files
-                        .iter()
-                        .map(|f| shell_quote(f))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                )
+        let config = crate::grading::pytest_config(root);
+        let mut options: Vec<String> = GRADING_OPTIONS.iter().map(|s| s.to_string()).collect();
+        if let Some(c) = &config {
+            options.push("-c".into());
+            options.push(c.path.clone());
+        }
+        Grading::new(base, options, files, config)
+    }
+
+    /// The grading command, with only options that change what is reported. SWE-bench: `-rA`
+    /// prints the `PASSED <id>` lines `parse_log_pytest` reads. Harbor: swe-forge's verdict
+    /// plugin records each test's outcome as pytest reports it, and the verdict is read per
+    /// graded test from those lines (a missing test failed), never from pytest's exit status.
+    fn harness_run(
+        &self,
+        harness: Harness,
+        grading: &Grading,
+        graded: &[String],
+        log_dir: &str,
+    ) -> Result<HarnessRun, String> {
+        let report = ["-rA".to_string(), "--color=no".to_string()];
+        Ok(match harness {
+            Harness::SweBench => HarnessRun {
+                setup: String::new(),
+                command: grading.line_with(&report),
+                log_parser: "parse_log_pytest",
+            },
+            Harness::Harbor => {
+                let plugin = format!("{log_dir}/{VERDICT_MODULE}.py");
+                let results = format!("{log_dir}/results.tsv");
+                let listed = format!("{log_dir}/graded.txt");
+                let mut ids = graded.join("\n");
+                ids.push('\n');
+                let mut with_plugin = report.to_vec();
+                with_plugin.push("-p".into());
+                with_plugin.push(VERDICT_MODULE.into());
+                HarnessRun {
+                    setup: format!(
+                        "mkdir -p {dir}\n{}\n{}\n: > {results_q}",
+                        crate::runner::maven::heredoc(&shell_quote(&plugin), VERDICT_PY),
+                        crate::runner::maven::heredoc(&shell_quote(&listed), &ids),
+                        dir = shell_quote(log_dir),
+                        results_q = shell_quote(&results),
+                    ),
+                    command: format!(
+                        "SWE_FORGE_RESULTS={results_q} PYTHONPATH={dir}${{PYTHONPATH:+:$PYTHONPATH}} {} >&2; \
+                         python {plugin_q} {results_q} {listed_q}",
+                        grading.line_with(&with_plugin),
+                        dir = shell_quote(log_dir),
+                        results_q = shell_quote(&results),
+                        plugin_q = shell_quote(&plugin),
+                        listed_q = shell_quote(&listed),
+                    ),
+                    log_parser: "parse_log_pytest",
+                }
             }
-            Harness::Harbor => format!(
-                "{command} -rA -p no:cacheprovider --junitxml={} {}",
-                shell_quote(&format!("{log_dir}/junit.xml")),
-                graded
-                    .iter()
-                    .map(|t| shell_quote(t))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ),
-        };
-        Ok(HarnessRun {
-            setup: String::new(),
-            command: line,
-            log_parser: "parse_log_pytest",
         })
     }
 }
 
-/// Flags so that pytest prints the `-rA` summary lines `parse_log_pytest` reads, uncoloured.
-const SWEBENCH_PYTEST_FLAGS: &str =
-    "-rA --color=no -p no:cacheprovider --rootdir=. --continue-on-collection-errors";
+/// The verdict plugin and script of harness runs (`src/runner/pytest_verdict.py`).
+const VERDICT_PY: &str = include_str!("../runner/pytest_verdict.py");
+const VERDICT_MODULE: &str = "swe_forge_verdict";
 
 /// The repository image: the test tools and the project's dependencies in /opt/venv, the
 /// installed copies of the repository's files removed from it, the repository at /testbed on

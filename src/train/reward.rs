@@ -651,9 +651,16 @@ fn qualify_for_task(
             .map_err(|e| format!("the gold patch: {e}"))
     };
     gold(worker)?;
-    let reference = fresh
-        .run(worker, "resident-reference", Some(&tests), budget)
-        .map_err(|e| e.to_string())?;
+    let grading = task.grading();
+    let reference = crate::grading::run(
+        fresh,
+        worker,
+        "resident-reference",
+        &grading,
+        &tests,
+        budget,
+    )
+    .map_err(|e| e.to_string())?;
     let check = |run: &crate::run::Run| -> Result<(), String> {
         for t in &tests {
             let (want, got) = (reference.status(t), run.status(t));
@@ -668,7 +675,7 @@ fn qualify_for_task(
     pytest.qualify_resident_on(
         worker,
         &mut gold,
-        Some(&tests),
+        Some(&grading.files),
         budget,
         reference.cpu_s,
         &check,

@@ -145,6 +145,7 @@ fn compile_errors_are_recognised_from_a_run() {
         oom_kills: 0,
         collection_errors: Default::default(),
         nondeterministic: Default::default(),
+        file_order: Vec::new(),
     };
     assert!(is_compile_error(&run));
     let other = Run {

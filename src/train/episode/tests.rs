@@ -97,6 +97,7 @@ pub(crate) fn task_with(
             issue_rewrite: Default::default(),
             start_state: None,
             dropped_test_ids: Default::default(),
+            grading: None,
         },
     }
 }
