@@ -12,6 +12,9 @@ use std::ffi::OsStr;
 use std::path::Path;
 use tracing::info;
 
+mod tox;
+use tox::ToxTestenv;
+
 /// Python's profiler.
 pub struct PythonProfiler;
 
@@ -417,67 +420,6 @@ fn dependency_group(groups: &toml::Table, name: &str) -> Option<Vec<String>> {
     collect(groups, name, &mut Vec::new(), &mut out).then_some(out)
 }
 
-/// What tox's `[testenv]` adds to the project for its tests: `deps` (plain requirements;
-/// `-r`/`-c` lines and tox substitutions are left out), `extras` and `dependency_groups`.
-#[derive(Debug, Default, PartialEq)]
-struct ToxTestenv {
-    deps: Vec<String>,
-    extras: Vec<String>,
-    dependency_groups: Vec<String>,
-}
-
-impl ToxTestenv {
-    fn parse(ini: &str) -> ToxTestenv {
-        let mut env = ToxTestenv::default();
-        let mut inside = false;
-        let mut key: Option<String> = None;
-        for raw in ini.lines() {
-            let trimmed = raw.trim();
-            if let Some(name) = trimmed.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-                inside = name.trim() == "testenv";
-                key = None;
-                continue;
-            }
-            if !inside {
-                continue;
-            }
-            let line = raw.split(" #").next().unwrap_or(raw);
-            let (value, continues) = if raw.starts_with([' ', '\t']) {
-                (line.trim(), true)
-            } else if let Some((k, v)) = line.split_once('=') {
-                key = Some(k.trim().to_string());
-                (v.trim(), false)
-            } else {
-                key = None;
-                continue;
-            };
-            if continues && key.is_none() {
-                continue;
-            }
-            let list = match key.as_deref() {
-                Some("deps") => &mut env.deps,
-                Some("extras") => &mut env.extras,
-                Some("dependency_groups") => &mut env.dependency_groups,
-                _ => continue,
-            };
-            for item in value.split(if key.as_deref() == Some("deps") {
-                '\n'
-            } else {
-                ','
-            }) {
-                let item = item.trim();
-                if item.is_empty() || item.starts_with(['#', '-']) || item.contains(['{', '}']) {
-                    continue;
-                }
-                if !list.iter().any(|x| x == item) {
-                    list.push(item.to_string());
-                }
-            }
-        }
-        env
-    }
-}
-
 /// `src/<package>/__init__.py` or `src/<module>.py`.
 fn has_src_layout(root: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(root.join("src")) else {
@@ -565,21 +507,6 @@ dev = [{ include-group = "tests" }, { include-group = "lint" }, "tox"]
             ["pytest", "simplejson>=3", "ruff", "tox"]
         );
         assert_eq!(dependency_group(groups, "docs"), None);
-    }
-
-    #[test]
-    fn tox_testenv_lists() {
-        let env = ToxTestenv::parse(
-            "[testenv]\npackage = editable\ndeps = pytest-mock  # mocks\nextras = tests, yaml\n\
-             dependency_groups = dev\npass_env =\n    FORCE_COLOR\n[testenv:docs]\ndeps = sphinx\n",
-        );
-        assert_eq!(env.deps, ["pytest-mock"]);
-        assert_eq!(env.extras, ["tests", "yaml"]);
-        assert_eq!(env.dependency_groups, ["dev"]);
-        assert_eq!(
-            ToxTestenv::parse("[tox]\nenv_list = py3\n"),
-            ToxTestenv::default()
-        );
     }
 
     #[test]
