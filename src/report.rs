@@ -27,7 +27,9 @@
 //!   "seeds": [{"seed", "status", "detail", "commit", "files", "skipped_files", "enumerated",
 //!              "sampled", "resumed", "decided", "killed", "accepted", "rejected": {reason: N},
 //!              "tasks", "seconds", "image", "runner": "resident"|"fresh"|null,
-//!              "runner_fallback": why not resident | null, "in_summary": bool,
+//!              "runner_fallback": why not resident | null,
+//!              "degraded": {"uncollected": N, "total": N, "errors": {file: error}} (only
+//!              when the status is `degraded`), "in_summary": bool,
 //!              "stages": {stage: seconds} | null, "stages_from": "summary.json"|"state.db"|null}],
 //!   "warnings": ["candidates.jsonl:7: …"]
 //! }
@@ -256,6 +258,9 @@ pub struct SeedRow {
     pub runner: Option<String>,
     /// Why the resident runner was not used for the seed.
     pub runner_fallback: Option<String>,
+    /// Why the seed is `degraded`: its test files that fail to collect on the clean code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<crate::pipeline::Degraded>,
     /// Whether the latest `run` into the directory (summary.json) covered this seed.
     pub in_summary: bool,
     pub stages: Option<BTreeMap<String, f64>>,

@@ -135,6 +135,11 @@ fn print_run(args: &RunArgs, summary: &pipeline::RunSummary) -> Result<i32> {
                     .collect();
                 println!("{:<16} issue texts: {}", "", counts.join(", "));
             }
+            if let Some(d) = &s.degraded {
+                for (file, error) in &d.errors {
+                    println!("{:<16} uncollected: {file}: {error}", "");
+                }
+            }
         }
         println!(
             "{} tasks in {} ({:.1}s, sandbox {})",
@@ -147,7 +152,7 @@ fn print_run(args: &RunArgs, summary: &pipeline::RunSummary) -> Result<i32> {
     if summary.interrupted {
         return Ok(130);
     }
-    if !summary.seeds.is_empty() && summary.seeds.iter().all(|s| s.status != "done") {
+    if !summary.seeds.is_empty() && summary.seeds.iter().all(|s| !s.ran()) {
         return Ok(3);
     }
     Ok(0)

@@ -110,7 +110,9 @@ pub struct RunConfig {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SeedSummary {
     pub seed: String,
-    /// `done`, `rejected` (baseline unusable, no tests…), `failed` (import or environment).
+    /// `done`, `degraded` (done, but more than [`UNCOLLECTED_SHARE_LIMIT`] of the test files
+    /// fail to collect on the clean code: see `degraded`), `rejected` (baseline unusable, no
+    /// tests…), `failed` (import or environment).
     pub status: String,
     pub detail: String,
     pub commit: Option<String>,
@@ -157,6 +159,16 @@ pub struct SeedSummary {
     /// What test synthesis spent on this run's survivors (absent when none needed it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub synthesis: Option<SynthesisSummary>,
+    /// Set when the seed is `degraded`: its test files that fail to collect, with the errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<Degraded>,
+}
+
+impl SeedSummary {
+    /// Whether the seed went through the pipeline (`done` or `degraded`).
+    pub fn ran(&self) -> bool {
+        matches!(self.status.as_str(), "done" | "degraded")
+    }
 }
 
 /// Test synthesis on one seed in this run: against its budget, and the tracer against the
@@ -354,6 +366,7 @@ fn record_status(store: &Store, s: &SeedSummary) -> Result<(), PipelineError> {
 }
 
 mod decide;
+mod degraded;
 mod outputs;
 mod record;
 /// A seed's set-up as far as it is known once it is imported (`None` where it does not import
@@ -427,6 +440,7 @@ mod synthesis;
 mod tests;
 
 use decide::*;
+pub use degraded::{Degraded, UNCOLLECTED_SHARE_LIMIT};
 pub use outputs::write_outputs;
 use outputs::*;
 use record::*;

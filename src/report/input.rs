@@ -37,6 +37,7 @@ pub(super) struct SeedLine {
     pub(super) runner: Option<String>,
     pub(super) runner_fallback: Option<String>,
     pub(super) stages: Option<BTreeMap<String, f64>>,
+    pub(super) degraded: Option<crate::pipeline::Degraded>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -63,6 +63,7 @@ pub(super) fn seed_rows(
             image: s.image.clone(),
             runner: s.runner.clone(),
             runner_fallback: s.runner_fallback.clone(),
+            degraded: s.degraded.clone(),
             in_summary: true,
             stages: None,
             stages_from: None,
