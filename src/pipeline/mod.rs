@@ -237,18 +237,6 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
     };
     let sandbox = make_sandbox(cfg)?;
     let store = Store::open(&cfg.out.join("state.db"))?;
-    let mut summary = RunSummary {
-        out: cfg.out.clone(),
-        sandbox: sandbox.kind().to_string(),
-        ..Default::default()
-    };
-    for seed in seeds {
-        if STOP.load(Ordering::SeqCst) {
-            break;
-        }
-        let s = run_seed(
-            cfg,
-            &manifest,
     // Refuse at once a resume whose set-up differs from a seed's stored one, as far as it is
     // known before environments are made (the image is compared once it is prepared).
     let run_fingerprint = Fingerprint::of_run(cfg, sandbox.kind());
@@ -261,7 +249,20 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
             check_set_up(&store, &cfg.out, &seed.name, &current, false)?;
         }
     }
+    let mut summary = RunSummary {
+        out: cfg.out.clone(),
+        sandbox: sandbox.kind().to_string(),
+        ..Default::default()
+    };
+    for seed in seeds {
+        if STOP.load(Ordering::SeqCst) {
+            break;
+        }
+        let s = run_seed(
+            cfg,
+            &manifest,
             seed,
+            &run_fingerprint,
             sandbox.as_ref(),
             &store,
             rewriter.as_ref(),
@@ -274,7 +275,6 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
             "seed finished"
         );
         summary.seeds.push(s);
-            &run_fingerprint,
     }
     summary.tasks = write_outputs(&store, &cfg.out)?;
     summary.interrupted = STOP.load(Ordering::SeqCst);
@@ -356,19 +356,6 @@ pub fn load_rules(dir: Option<&Path>, lang: Language) -> Result<Vec<Mutator>, Pi
     })
 }
 
-fn record_status(store: &Store, s: &SeedSummary) -> Result<(), PipelineError> {
-    store.put_seed_status(&SeedStatus {
-        seed: s.seed.clone(),
-        status: s.status.clone(),
-        detail: s.detail.clone(),
-    })?;
-    Ok(())
-}
-
-mod decide;
-mod degraded;
-mod outputs;
-mod record;
 /// A seed's set-up as far as it is known once it is imported (`None` where it does not import
 /// or no toolchain takes it).
 fn imported_set_up(
@@ -434,6 +421,19 @@ fn check_set_up(
     .into())
 }
 
+fn record_status(store: &Store, s: &SeedSummary) -> Result<(), PipelineError> {
+    store.put_seed_status(&SeedStatus {
+        seed: s.seed.clone(),
+        status: s.status.clone(),
+        detail: s.detail.clone(),
+    })?;
+    Ok(())
+}
+
+mod decide;
+mod degraded;
+mod outputs;
+mod record;
 mod seed_run;
 mod synthesis;
 #[cfg(test)]
