@@ -54,7 +54,10 @@ pub struct MergeSummary {
 /// A decided candidate's record without what differs from run to run by itself: timings,
 /// log references and creation times.
 pub fn comparable(v: &Value) -> Value {
-    const VOLATILE: [&str; 8] = [
+    // `reused`: which candidate of a seed ran a grading command on the clean tree first
+    // depends on the order candidates are decided in (workers, shards); the runs are the same.
+    const VOLATILE: [&str; 9] = [
+        "reused",
         "duration_s",
         "seconds",
         "cpu_s",
