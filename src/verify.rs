@@ -25,15 +25,14 @@ use crate::baseline::Baseline;
 use crate::candidate::Candidate;
 use crate::check::Check;
 use crate::grading::{self, Grading};
+pub use crate::grading::{GradedTrees, GradingContext};
 use crate::run::{Run, RunEnd, TestStatus};
 use crate::runner::{RunnerError, TestRunner};
 use crate::sandbox::{SandboxError, Worker};
 use crate::toolchain::Toolchain;
 use crate::verdict::{Reason, Verdict};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
-use std::sync::Mutex;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 /// Verification settings.
@@ -73,87 +72,6 @@ pub struct ReusedCheck {
     /// grading commands (their evidence was the baseline's whole-suite runs).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub grading: String,
-}
-
-/// Runs of grading commands on trees, per (tree, command), shared by a seed's workers: the
-/// evidence of a check whose tree and command were already run.
-#[derive(Default)]
-pub struct GradedTrees {
-    runs: Mutex<HashMap<(String, String), Vec<Run>>>,
-}
-
-impl GradedTrees {
-    pub fn get(&self, tree: &str, grading: &Grading) -> Option<Vec<Run>> {
-        self.runs
-            .lock()
-            .expect("graded trees")
-            .get(&(tree.to_string(), grading.key()))
-            .cloned()
-    }
-
-    pub fn put(&self, tree: &str, grading: &Grading, runs: Vec<Run>) {
-        self.runs
-            .lock()
-            .expect("graded trees")
-            .insert((tree.to_string(), grading.key()), runs);
-    }
-}
-
-/// What a candidate's grading command is made from.
-pub struct GradingContext<'a> {
-    pub toolchain: &'a dyn Toolchain,
-    /// The clean checkout: the configuration the runner reads is read here.
-    pub root: &'a Path,
-    /// The seed's test command.
-    pub test_command: &'a str,
-    /// `--full-repeats`: the command runs every file of the suite.
-    pub whole_suite: bool,
-    pub graded_trees: &'a GradedTrees,
-}
-
-impl GradingContext<'_> {
-    /// The grading command over the files of `scope` (every stable test's with
-    /// `whole_suite`) and of `added` (tests a test patch adds), in the suite's order.
-    pub fn grading_for(
-        &self,
-        scope: &BTreeSet<String>,
-        baseline: &Baseline,
-        added: &[String],
-    ) -> Grading {
-        let file_of = |id: &str| self.toolchain.test_file(id, &[]);
-        let ids: Vec<&String> = if self.whole_suite {
-            baseline.stable_pass.iter().chain(added).collect()
-        } else {
-            scope.iter().chain(added).collect()
-        };
-        let files = grading::files_in_order(ids, &baseline.suite_order, &file_of);
-        self.toolchain.grading(self.root, self.test_command, files)
-    }
-
-    /// The tests a run of `grading` is read for: the stable tests of its files, and `added`.
-    pub fn graded_tests(
-        &self,
-        grading: &Grading,
-        baseline: &Baseline,
-        added: &[String],
-    ) -> Vec<String> {
-        let mut out: Vec<String> = baseline
-            .stable_pass
-            .iter()
-            .filter(|t| {
-                self.toolchain
-                    .test_file(t, &[])
-                    .is_some_and(|f| grading.runs_file(&f))
-            })
-            .cloned()
-            .collect();
-        for t in added {
-            if !out.contains(t) {
-                out.push(t.clone());
-            }
-        }
-        out
-    }
 }
 
 /// Everything verification learned about one candidate.

@@ -52,7 +52,9 @@ fn order_dependent_tests_are_dropped_and_every_grader_keeps_the_suite_s_order() 
         "{grading}"
     );
     assert!(
-        strings(&grading["options"]).windows(2).any(|w| w == ["-c", "pyproject.toml"]),
+        strings(&grading["options"])
+            .windows(2)
+            .any(|w| w == ["-c", "pyproject.toml"]),
         "{grading}"
     );
     assert_eq!(grading["config"]["path"], "pyproject.toml", "{grading}");
