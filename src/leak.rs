@@ -336,30 +336,15 @@ fn leak(kind: LeakKind, what: &str, line: &str) -> Leak {
     }
 }
 
-/// The files a unified diff touches (from `diff --git` and `+++`/`---` headers).
+/// The files a git diff touches: every path of every `diff --git` section, a rename's old and
+/// new path both, in order and without repeats (read by [`crate::patch::sections`]).
 pub fn patch_files(patch: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut add = |p: &str| {
-        let p = p.trim();
-        let p = p
-            .strip_prefix("a/")
-            .or_else(|| p.strip_prefix("b/"))
-            .unwrap_or(p);
-        if !p.is_empty() && p != "/dev/null" && !out.iter().any(|x| x == p) {
-            out.push(p.to_string());
-        }
-    };
-    for line in patch.lines() {
-        if let Some(rest) = line.strip_prefix("diff --git ") {
-            if let Some((a, b)) = rest.split_once(' ') {
-                add(a);
-                add(b);
+    for section in crate::patch::sections(patch) {
+        for p in section.paths() {
+            if !p.is_empty() && !out.iter().any(|x| x == p) {
+                out.push(p.to_string());
             }
-        } else if let Some(p) = line
-            .strip_prefix("+++ ")
-            .or_else(|| line.strip_prefix("--- "))
-        {
-            add(p.split('\t').next().unwrap_or(p));
         }
     }
     out

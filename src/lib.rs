@@ -22,6 +22,7 @@ pub mod leak;
 pub mod lock;
 pub mod merge;
 pub mod mutator;
+pub mod patch;
 pub mod pipeline;
 pub mod replay;
 pub mod repo;

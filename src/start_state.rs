@@ -201,23 +201,12 @@ pub fn new_file_patch(path: &str, text: &str, mode: i32) -> String {
 }
 
 /// The per-file sections of a `diff --git` patch, with the path each section creates or
-/// changes (`b/` side).
+/// changes (`b/` side; the deleted path for a deletion), read by [`crate::patch::sections`].
 pub fn patch_sections(patch: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for line in patch.split_inclusive('\n') {
-        if let Some(rest) = line.strip_prefix("diff --git ") {
-            let path = rest
-                .trim_end()
-                .rsplit_once(" b/")
-                .map(|(_, b)| b.to_string())
-                .unwrap_or_default();
-            out.push((path, String::new()));
-        }
-        if let Some(last) = out.last_mut() {
-            last.1.push_str(line);
-        }
-    }
-    out
+    crate::patch::sections(patch)
+        .into_iter()
+        .map(|s| (s.path().to_string(), s.text))
+        .collect()
 }
 
 /// The patch that deletes the `removed` files again, made from the sections of `test_patch`
