@@ -34,6 +34,122 @@ pub struct Grading {
     pub config: Option<ConfigFile>,
     /// The command line: base command, options, files (each shell-quoted).
     pub command: String,
+    /// Globs (`*` matches `/` too) of the files an agent's change may touch: the task's
+    /// source files (each source file's folder; a module at the root by its own name). Empty
+    /// in records made before it: then any path that is not protected.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub editable: Vec<String>,
+    /// Names no agent change may touch wherever they are: the runner's configuration and
+    /// plugins, test folders and files. Each is a glob matched against every component of a
+    /// path. The command's own files are protected too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected: Vec<String>,
+}
+
+/// An agent's diff with only its changes to the task's source files kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filtered {
+    /// The sections kept, as one patch.
+    pub patch: String,
+    /// Every path of the sections left out, in order.
+    pub dropped: Vec<String>,
+}
+
+/// Hidden tests a grading run adds under names made for it: one must fail, one must pass. A
+/// runner whose report says otherwise was tampered with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Canary {
+    /// The test file they go into (one of the command's files, else a new one).
+    pub file: String,
+    /// Whether `file` is new (the command must then name it too).
+    pub new_file: bool,
+    /// What is appended to `file`.
+    pub text: String,
+    /// The id of the test that must fail.
+    pub must_fail: String,
+    /// The id of the test that must pass.
+    pub must_pass: String,
+}
+
+impl Canary {
+    /// Why `run` shows a tampered runner, if it does: the must-fail test did not fail, or the
+    /// must-pass test did not pass.
+    pub fn tampered(&self, run: &Run) -> Option<String> {
+        use crate::run::TestStatus;
+        let fail = run.status(&self.must_fail);
+        let pass = run.status(&self.must_pass);
+        if fail != TestStatus::Failed {
+            return Some(format!(
+                "the hidden test that must fail was reported {fail} ({})",
+                run.label
+            ));
+        }
+        if pass != TestStatus::Passed {
+            return Some(format!(
+                "the hidden test that must pass was reported {pass} ({})",
+                run.label
+            ));
+        }
+        None
+    }
+
+    /// The grading command that also runs the canary's file.
+    pub fn grading(&self, grading: &Grading) -> Grading {
+        let mut g = grading.clone();
+        if self.new_file && !g.runs_file(&self.file) {
+            g.files.push(self.file.clone());
+            g.command = g.line_with(&[]);
+        }
+        g
+    }
+}
+
+/// A fresh name for a grading run's hidden tests (12 hex digits).
+pub fn nonce() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 6];
+    rand::rng().fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Whether `pattern` (`*` and `?`, where `*` matches `/` too; `[...]` classes) matches `text`.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(false)
+        .build()
+        .map(|g| g.compile_matcher().is_match(text))
+        .unwrap_or(false)
+}
+
+/// The editable globs of a project's source files: each file's folder (`pkg/sub/*`, folders
+/// under an already listed one left out), and a file at the root by its own name (a new
+/// module at the root is not a source file: it could be a plugin).
+pub fn editable_globs(source_files: &[String]) -> Vec<String> {
+    let mut dirs: BTreeSet<String> = BTreeSet::new();
+    let mut roots: BTreeSet<String> = BTreeSet::new();
+    for f in source_files {
+        match f.rsplit_once('/') {
+            Some((dir, _)) => {
+                dirs.insert(dir.to_string());
+            }
+            None => {
+                roots.insert(f.clone());
+            }
+        }
+    }
+    let top: Vec<&String> = dirs
+        .iter()
+        .filter(|d| {
+            !dirs
+                .iter()
+                .any(|o| o != *d && d.starts_with(&format!("{o}/")))
+        })
+        .collect();
+    top.into_iter()
+        .map(|d| format!("{d}/*"))
+        .chain(roots)
+        .collect()
 }
 
 /// A configuration file the runner reads, and its content's blake3 at the start state.
@@ -57,6 +173,8 @@ impl Grading {
             files,
             config,
             command: String::new(),
+            editable: Vec::new(),
+            protected: Vec::new(),
         };
         g.command = g.line_with(&[]);
         g
@@ -87,6 +205,123 @@ impl Grading {
     /// Whether `file` is one of the files it runs.
     pub fn runs_file(&self, file: &str) -> bool {
         self.files.iter().any(|f| f == file)
+    }
+
+    /// Whether no agent change may touch `path`: one of the command's files, or a path one of
+    /// whose components is a protected name.
+    pub fn protects(&self, path: &str) -> bool {
+        self.runs_file(path)
+            || path
+                .split('/')
+                .any(|c| !c.is_empty() && self.protected.iter().any(|p| glob_match(p, c)))
+    }
+
+    /// Whether an agent's change to `path` is applied when grading.
+    pub fn allows(&self, path: &str) -> bool {
+        !path.is_empty()
+            && !self.protects(path)
+            && (self.editable.is_empty() || self.editable.iter().any(|g| glob_match(g, path)))
+    }
+
+    /// [`Grading::allows`] as `git apply` arguments (its rules are tried in order, `*`
+    /// matches `/`, and with an `--include` a path no rule matches is left out): the
+    /// protected names anywhere and `hidden` files excluded first, then the editable globs
+    /// included. `git apply` tests a renamed file by its new name.
+    pub fn git_apply_rules(&self, hidden: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut push = |s: String| {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        };
+        for f in self.files.iter().chain(hidden) {
+            push(format!("--exclude={f}"));
+        }
+        for p in &self.protected {
+            for form in [
+                p.clone(),
+                format!("*/{p}"),
+                format!("{p}/*"),
+                format!("*/{p}/*"),
+            ] {
+                push(format!("--exclude={form}"));
+            }
+        }
+        for g in &self.editable {
+            push(format!("--include={g}"));
+        }
+        out
+    }
+
+    /// A bash snippet for the SWE-bench `eval_script`, run after the harness applied the
+    /// model patch at the repository root: every path changed since `base` that
+    /// [`Grading::allows`] refuses (or in `hidden`) is put back as it is at `base` (a new one
+    /// removed), and named.
+    pub fn shell_keep_sources(&self, base: &str, hidden: &[String]) -> String {
+        let q = shell_quote;
+        let mut protected: Vec<String> = self
+            .protected
+            .iter()
+            .filter(|p| !p.contains(['|', ')', '(', ' ', '\'', '"', ';', '&', '$', '`']))
+            .map(|p| format!("*/{p}/*"))
+            .collect();
+        if protected.is_empty() {
+            protected.push("//".into());
+        }
+        let exact: Vec<String> = self.files.iter().chain(hidden).map(|f| q(f)).collect();
+        let editable: Vec<String> = self
+            .editable
+            .iter()
+            .filter(|p| !p.contains(['|', ')', '(', ' ', '\'', '"', ';', '&', '$', '`']))
+            .cloned()
+            .collect();
+        let editable_case = if editable.is_empty() {
+            "keep=1".to_string()
+        } else {
+            format!(
+                "case \"$f\" in {}) keep=1 ;; *) keep=0 ;; esac",
+                editable.join("|")
+            )
+        };
+        format!(
+            "git -c core.quotepath=off add -A\n\
+             git -c core.quotepath=off diff --cached --name-only -z --no-renames {base} | \
+             while IFS= read -r -d '' f; do\n  \
+             keep=0\n  \
+             case \"$f\" in {exact}) ;; *) case \"/$f/\" in {protected}) ;; *) {editable_case} ;; esac ;; esac\n  \
+             if [ \"$keep\" = 0 ]; then\n    \
+             echo \"swe-forge: not graded (outside the task's source files): $f\"\n    \
+             git checkout -q {base} -- \"$f\" 2>/dev/null || rm -rf -- \"$f\"\n  \
+             fi\n\
+             done\n\
+             git reset -q\n",
+            base = q(base),
+            exact = if exact.is_empty() { "//".to_string() } else { exact.join("|") },
+            protected = protected.join("|"),
+        )
+    }
+
+    /// `diff` with only the sections every path of which is allowed (a rename from a test
+    /// file to a source file is left out whole); `hidden`: more files to protect (the files
+    /// `test_patch` touches).
+    pub fn filter(&self, diff: &str, hidden: &[String]) -> Filtered {
+        let mut out = Filtered::default();
+        for section in crate::patch::sections(diff) {
+            let ok = section
+                .paths()
+                .iter()
+                .all(|p| self.allows(p) && !hidden.iter().any(|h| h == p));
+            if ok {
+                out.patch.push_str(&section.text);
+            } else {
+                for p in section.paths() {
+                    if !out.dropped.iter().any(|d| d == p) {
+                        out.dropped.push(p.to_string());
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
@@ -234,6 +469,7 @@ impl GradingContext<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolchain::Toolchain;
 
     #[test]
     fn the_command_line_keeps_the_order_of_its_files() {
@@ -275,6 +511,229 @@ mod tests {
         assert_eq!(
             files_in_order(&ids, &order, &file_of),
             vec!["tests/test_a.py", "docs/usage.rst", "tests/new_test.py"]
+        );
+    }
+
+    fn guarded() -> Grading {
+        let mut g = Grading::new(
+            "python -m pytest",
+            Vec::new(),
+            vec!["tests/test_core.py".into()],
+            None,
+        );
+        g.editable = editable_globs(&[
+            "pkg/core.py".into(),
+            "pkg/sub/x.py".into(),
+            "solo.py".into(),
+        ]);
+        g.protected = crate::toolchain::python_pytest::PROTECTED
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        g
+    }
+
+    #[test]
+    fn editable_globs_are_the_sources_folders_and_root_modules() {
+        assert_eq!(guarded().editable, vec!["pkg/*", "solo.py"]);
+        let g = guarded();
+        assert!(g.allows("pkg/core.py") && g.allows("pkg/new/mod.py") && g.allows("solo.py"));
+        for p in [
+            "zzplugin.py",
+            "pyproject.toml",
+            "pkg/conftest.py",
+            "pkg/tests/test_x.py",
+            "tests/test_core.py",
+            "pytest.py",
+            "_pytest/reports.py",
+            "pkg/a.pth",
+        ] {
+            assert!(!g.allows(p), "{p}");
+        }
+    }
+
+    /// A temporary git repository with the given files committed; its HEAD.
+    fn repo(files: &[(&str, &str)]) -> Option<(tempfile::TempDir, String)> {
+        let dir = tempfile::tempdir().ok()?;
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "commit.gpgsign=false",
+                ])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+        };
+        git(&["init", "-q"])?;
+        for (p, text) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent()?).ok()?;
+            std::fs::write(path, text).ok()?;
+        }
+        git(&["add", "-A"])?;
+        git(&["commit", "-qm", "base"])?;
+        let head = String::from_utf8_lossy(&git(&["rev-parse", "HEAD"])?.stdout)
+            .trim()
+            .to_string();
+        Some((dir, head))
+    }
+
+    const BASE: &[(&str, &str)] = &[
+        ("pkg/core.py", "x = 1\n"),
+        ("tests/test_core.py", "def test_x(): pass\n"),
+        ("pyproject.toml", "[project]\nname = 'p'\n"),
+    ];
+
+    /// The agent's cheats and its fix, written into the worktree.
+    fn cheat(root: &Path) {
+        let w = |p: &str, t: &str| {
+            let path = root.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, t).unwrap();
+        };
+        w("pkg/core.py", "x = 2\n");
+        w(
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\naddopts = '-p zzplugin'\n",
+        );
+        w("zzplugin.py", "# plugin\n");
+        w("pytest.ini", "[pytest]\naddopts = -p zzplugin\n");
+        w("pkg/conftest.py", "# conftest\n");
+        w("tests/t\u{e9}st.py", "def test_y(): pass\n");
+        w("tests/test_core.py", "def test_x(): assert True\n");
+        std::fs::remove_file(root.join("tests/test_core.py")).unwrap();
+    }
+
+    #[test]
+    fn the_eval_script_keeps_only_the_source_changes() {
+        let Some((dir, head)) = repo(BASE) else {
+            eprintln!("skipped: no git");
+            return;
+        };
+        cheat(dir.path());
+        let script = guarded().shell_keep_sources(&head, &[]);
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let status = std::process::Command::new("git")
+            .args([
+                "-c",
+                "core.quotepath=off",
+                "status",
+                "--porcelain",
+                "--untracked-files=all",
+            ])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&status.stdout), " M pkg/core.py\n");
+    }
+
+    #[test]
+    fn git_apply_takes_only_the_source_changes() {
+        let Some((dir, head)) = repo(BASE) else {
+            eprintln!("skipped: no git");
+            return;
+        };
+        cheat(dir.path());
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap()
+        };
+        git(&["add", "-A"]);
+        let diff = git(&["diff", "--cached", "--binary", &head]).stdout;
+        git(&["reset", "-q", "--hard", &head]);
+        git(&["clean", "-fdq"]);
+        std::fs::write(dir.path().join("agent.patch"), &diff).unwrap();
+        let mut args: Vec<String> = vec!["apply".into()];
+        args.extend(guarded().git_apply_rules(&[]));
+        args.push("agent.patch".into());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = git(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::remove_file(dir.path().join("agent.patch")).unwrap();
+        let status = git(&[
+            "-c",
+            "core.quotepath=off",
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+        ]);
+        assert_eq!(String::from_utf8_lossy(&status.stdout), " M pkg/core.py\n");
+        // The Rust filter agrees.
+        let f = guarded().filter(&String::from_utf8_lossy(&diff), &[]);
+        let kept: Vec<String> = crate::patch::sections(&f.patch)
+            .iter()
+            .map(|s| s.path().to_string())
+            .collect();
+        assert_eq!(kept, vec!["pkg/core.py"]);
+        assert!(
+            f.dropped.contains(&"tests/t\u{e9}st.py".to_string()),
+            "{:?}",
+            f.dropped
+        );
+    }
+
+    #[test]
+    fn a_canary_that_did_not_fail_shows_a_tampered_runner() {
+        use crate::run::{TestResult, TestStatus};
+        let c = crate::toolchain::python_pytest::PythonPytest
+            .canary(&guarded(), "abc123")
+            .unwrap();
+        assert_eq!(c.file, "tests/test_core.py");
+        assert_eq!(c.must_fail, "tests/test_core.py::test_abc123_f");
+        let mut run = Run {
+            label: "grade#1".into(),
+            requested: None,
+            end: crate::run::RunEnd::Exited,
+            exit_code: Some(1),
+            signal: None,
+            results: Default::default(),
+            duration_s: 0.0,
+            cpu_s: None,
+            log_digest: String::new(),
+            log_path: None,
+            anomaly: None,
+            oom_kills: 0,
+            collection_errors: Default::default(),
+            nondeterministic: Default::default(),
+            file_order: Vec::new(),
+        };
+        let result = |status| TestResult {
+            status,
+            duration_s: 0.0,
+            message: None,
+        };
+        run.results
+            .insert(c.must_fail.clone(), result(TestStatus::Failed));
+        run.results
+            .insert(c.must_pass.clone(), result(TestStatus::Passed));
+        assert_eq!(c.tampered(&run), None);
+        run.results
+            .insert(c.must_fail.clone(), result(TestStatus::Passed));
+        assert!(c.tampered(&run).is_some());
+        run.results.remove(&c.must_fail);
+        assert!(
+            c.tampered(&run).is_some(),
+            "a missing canary is tampering too"
         );
     }
 

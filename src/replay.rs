@@ -32,6 +32,10 @@ pub struct Environments {
     /// entered with the start patch) rather than each task's own image: one container pool
     /// per seed, for training's many gradings. The audit uses the task images.
     pub prefer_repo_image: bool,
+    /// A task without an image is prepared in the local sandbox even where Docker is open
+    /// (the audit's and training's way). `serve` turns this off unless `--unsafe-local`: an
+    /// agent's shell there is a shell on the host.
+    pub local_fallback: bool,
 }
 
 impl Environments {
@@ -52,7 +56,13 @@ impl Environments {
             local: opened.local,
             prepared: HashMap::new(),
             prefer_repo_image: false,
+            local_fallback: true,
         })
+    }
+
+    /// Whether Docker is open (the choice was `docker`, or `auto` and its daemon answers).
+    pub fn has_docker(&self) -> bool {
+        self.docker.is_some()
     }
 
     /// What identifies a task's environment here: its image, or its seed's source, clean
@@ -101,6 +111,11 @@ impl Environments {
                 .map_err(|e| {
                     format!("{e} (`--sandbox local` audits from the seed's source instead)")
                 }),
+            (None, Some(_)) if !self.local_fallback => Err(
+                "the record names no image (`image_name`: it was made with the local sandbox), \
+                 and it is not run on this host in its place"
+                    .to_string(),
+            ),
             _ => self.local_env(task).map(|e| (e, SandboxKind::Local)),
         };
         self.prepared.insert(key, made.clone());
@@ -268,15 +283,19 @@ pub fn run_patched(
     repeats: usize,
     budget: crate::runner::RunBudget,
     stop_at_failure: bool,
-) -> Result<Vec<crate::run::Run>, GradeError> {
+) -> Result<Patched, GradeError> {
     worker
         .reset()
         .map_err(|e| GradeError::Environment(format!("reset: {e}")))?;
     crate::audit::enter_start_state(worker, task)
         .map_err(|p| GradeError::Environment(format!("{}: {}", p.reason, p.detail)))?;
-    if !patch.trim().is_empty() {
+    // Only changes to the task's source files are graded, whoever calls.
+    let filtered = task
+        .grading()
+        .filter(patch, &crate::leak::patch_files(&task.test_patch));
+    if !filtered.patch.trim().is_empty() {
         worker
-            .apply_patch(patch)
+            .apply_patch(&filtered.patch)
             .map_err(|e| GradeError::DoesNotApply(e.to_string()))?;
     }
     if !task.test_patch.trim().is_empty() {
@@ -284,11 +303,40 @@ pub fn run_patched(
             .apply_patch(&task.test_patch)
             .map_err(|e| GradeError::Environment(format!("adding test_patch: {e}")))?;
     }
-    let tests = task.listed_tests();
-    let grading = task.grading();
-    let mut runs = Vec::new();
+    let listed = task.listed_tests();
+    let mut tests = listed.clone();
+    let mut grading = task.grading();
+    // Hidden tests under names made now, in the graded files: a report that does not fail
+    // the one and pass the other comes from a tampered runner.
+    let canary = task
+        .toolchain()
+        .and_then(|t| t.toolchain().canary(&grading, &crate::grading::nonce()));
+    if let Some(c) = &canary {
+        let script = format!(
+            "cat >> {} <<'SWE_FORGE_CANARY_EOF'\n{}SWE_FORGE_CANARY_EOF\n",
+            crate::sandbox::shell_quote(&c.file),
+            c.text
+        );
+        let out = worker
+            .exec(&script, std::time::Duration::from_secs(60))
+            .map_err(|e| GradeError::Environment(format!("adding the hidden checks: {e}")))?;
+        if out.exit_code != Some(0) {
+            return Err(GradeError::Environment(format!(
+                "adding the hidden checks to {}: {}",
+                c.file,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        grading = c.grading(&grading);
+        tests.push(c.must_fail.clone());
+        tests.push(c.must_pass.clone());
+    }
+    let mut out = Patched {
+        dropped: filtered.dropped,
+        ..Default::default()
+    };
     for r in 1..=repeats.max(1) {
-        let run = crate::grading::run(
+        let mut run = crate::grading::run(
             runner,
             worker,
             &format!("grade#{r}"),
@@ -297,13 +345,35 @@ pub fn run_patched(
             budget,
         )
         .map_err(|e| GradeError::Environment(format!("running the tests: {e}")))?;
-        let failed = tests
+        if let Some(c) = &canary {
+            if out.tampered.is_none() {
+                out.tampered = c.tampered(&run);
+            }
+            for id in [&c.must_fail, &c.must_pass] {
+                run.results.remove(id);
+                run.nondeterministic.remove(id);
+            }
+            run.requested = Some(listed.clone());
+        }
+        let failed = listed
             .iter()
             .any(|t| run.status(t) != crate::run::TestStatus::Passed);
-        runs.push(run);
-        if failed && stop_at_failure {
+        out.runs.push(run);
+        if (failed || out.tampered.is_some()) && stop_at_failure {
             break;
         }
     }
-    Ok(runs)
+    Ok(out)
+}
+
+/// What [`run_patched`] observed.
+#[derive(Debug, Default)]
+pub struct Patched {
+    /// The runs (the hidden checks' results taken out).
+    pub runs: Vec<crate::run::Run>,
+    /// Why the runner's report cannot be trusted, when the hidden checks said so: the reward
+    /// is then 0 (`tampered-runner`).
+    pub tampered: Option<String>,
+    /// The paths of the patch's sections left out (not the task's source files).
+    pub dropped: Vec<String>,
 }

@@ -126,6 +126,7 @@ impl Task {
             Some(tc) => {
                 let mut g = tc.grading(std::path::Path::new("/nonexistent"), command, files);
                 g.config = None;
+                g.protected = tc.protected();
                 g
             }
             None => crate::grading::Grading::new(command, Vec::new(), files, None),

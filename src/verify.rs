@@ -186,6 +186,14 @@ impl From<SandboxError> for Failure {
     }
 }
 
+/// Apply the gold fix to the worker's tree.
+fn apply_gold(worker: &mut dyn Worker, gold_patch: &str) -> Result<(), Failure> {
+    worker.apply_patch(gold_patch).map_err(|e| match e {
+        SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
+        other => Failure::from(other),
+    })
+}
+
 /// A run that did not finish normally or ran out of resources → its rejection.
 fn abnormal(run: &Run) -> Option<Verdict> {
     if run.is_build_error() {
@@ -445,10 +453,7 @@ fn verify_inner(
             for i in 1..=repeats {
                 worker.reset()?;
                 worker.apply_patch(&cand.bug_patch)?;
-                worker.apply_patch(gold_patch).map_err(|e| match e {
-                    SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
-                    other => Failure::from(other),
-                })?;
+                apply_gold(worker, gold_patch)?;
                 let label = Check::Fixed.run(i).label();
                 let run = grading::run(runner, worker, &label, &grading, &graded, budget)?;
                 let normal = abnormal(&run).is_none();
@@ -760,10 +765,7 @@ fn synthesized_inner(
         worker.reset()?;
         worker.apply_patch(test_patch).map_err(synth_patch)?;
         worker.apply_patch(&cand.bug_patch)?;
-        worker.apply_patch(gold_patch).map_err(|e| match e {
-            SandboxError::Patch(p) => Failure::Patch(format!("gold patch: {p}")),
-            other => Failure::from(other),
-        })?;
+        apply_gold(worker, gold_patch)?;
         let label = Check::Fixed.run(i).label();
         let run = grading::run(runner, worker, &label, &grading, &graded, budget)?;
         let bad = abnormal(&run);

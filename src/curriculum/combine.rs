@@ -383,12 +383,11 @@ fn combined_grading(members: &[&Task]) -> Option<crate::grading::Grading> {
             }
         }
     }
-    Some(crate::grading::Grading::new(
-        &first.base_command,
-        first.options,
-        files,
-        first.config,
-    ))
+    let mut g =
+        crate::grading::Grading::new(&first.base_command, first.options, files, first.config);
+    g.editable = first.editable;
+    g.protected = first.protected;
+    Some(g)
 }
 
 /// Verify a combined task in the sandbox from its record, as `audit` does (every FAIL_TO_PASS

@@ -23,20 +23,6 @@ use crate::task::Task;
 use std::path::Path;
 use std::time::Instant;
 
-/// Test-file patterns never taken from an agent's diff (`git apply --exclude`; `*` matches `/`).
-pub const TEST_GLOBS: [&str; 10] = [
-    "pytest.ini",
-    "*/pytest.ini",
-    "tox.ini",
-    "tests/*",
-    "*/tests/*",
-    "test_*.py",
-    "*/test_*.py",
-    "*_test.py",
-    "conftest.py",
-    "*/conftest.py",
-];
-
 pub fn export(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
     let started = Instant::now();
     let (tasks_file, to) = paths(cfg)?;
@@ -132,11 +118,10 @@ pub fn write_task(t: &Task, dir: &Path) -> Result<(), String> {
     if t.fail_to_pass.is_empty() {
         return Err("FAIL_TO_PASS is empty".into());
     }
-    let mut excludes: Vec<String> = crate::start_state::patch_sections(&t.test_patch)
-        .into_iter()
-        .map(|(p, _)| p)
-        .collect();
-    excludes.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
+    // Only the agent's changes to the task's source files are applied (the record's grading
+    // command says which: protected names and hidden files excluded, source globs included).
+    let hidden: Vec<String> = crate::leak::patch_files(&t.test_patch);
+    let rules = t.grading().git_apply_rules(&hidden);
     let tests: Vec<String> = t
         .fail_to_pass
         .iter()
@@ -185,7 +170,7 @@ pub fn write_task(t: &Task, dir: &Path) -> Result<(), String> {
         verifier_timeout => format!("{:.1}", crate::timeouts::harbor_verifier_s(longest)),
         image => image,
         tests => tests,
-        excludes => excludes,
+        apply_rules => rules,
         setup => run.setup.trim_end(),
         run_tests => run.command,
     };

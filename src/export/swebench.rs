@@ -299,6 +299,7 @@ pub fn eval_script(t: &Task) -> Result<(String, &'static str), String> {
                 test_patch => body,
                 delimiter => delimiter,
                 setup => run.setup.trim_end(),
+                keep_sources => t.grading().shell_keep_sources(&t.base_commit, &crate::leak::patch_files(&t.test_patch)).trim_end().to_string(),
                 test_command => run.command,
             },
         )

@@ -190,7 +190,11 @@ pub(super) fn build_task(
                     order_dependent: outcome.order_dependent.len(),
                     ..dropped_test_ids
                 },
-                grading: outcome.grading.clone(),
+                grading: outcome.grading.clone().map(|mut g| {
+                    g.editable = crate::grading::editable_globs(&repo.profile.source_files);
+                    g.protected = ctx.toolchain.toolchain().protected();
+                    g
+                }),
             },
         },
         key_values,

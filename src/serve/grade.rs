@@ -69,13 +69,24 @@ pub fn agent_diff(worker: &mut dyn Worker) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The sections of `diff` whose files are not test files, as one patch.
-pub fn without_tests(task: &Task, diff: &str) -> String {
-    patch_sections(diff)
-        .into_iter()
-        .filter(|(path, _)| !is_test_file(task, path))
-        .map(|(_, section)| section)
-        .collect()
+/// The agent's changes to the task's source files ([`crate::grading::Grading::filter`]), the
+/// task's test files (listed, hidden) left out too.
+pub fn source_changes(task: &Task, diff: &str) -> crate::grading::Filtered {
+    let tests: Vec<String> = test_files(task).into_iter().collect();
+    let mut filtered = task.grading().filter(diff, &tests);
+    // The language's own test-file rule, for a record whose grading names no protected names.
+    let kept = filtered.patch.clone();
+    filtered.patch.clear();
+    for s in crate::patch::sections(&kept) {
+        if s.paths().iter().any(|p| is_test_file(task, p)) {
+            for p in s.paths() {
+                filtered.dropped.push(p.to_string());
+            }
+        } else {
+            filtered.patch.push_str(&s.text);
+        }
+    }
+    filtered
 }
 
 /// Whether every changed file of `patch` in the task's language parses (read from `worker`,
@@ -156,8 +167,15 @@ pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, String> {
         .as_deref_mut()
         .ok_or("the session's environment is gone")?;
     let full = agent_diff(worker)?;
-    let patch = without_tests(task, &full);
-    let flags = super::review::review(task, &full, |p| is_test_file(task, p));
+    // Only the agent's changes to the task's source files reach grading; what else it
+    // changed is reported, and a change to the runner's configuration or a module outside
+    // the sources (a plugin) is flagged.
+    let filtered = source_changes(task, &full);
+    let patch = filtered.patch;
+    let mut flags = super::review::review(task, &full, |p| is_test_file(task, p));
+    if filtered.dropped.iter().any(|p| !is_test_file(task, p)) {
+        flags.push("tampers-runner".to_string());
+    }
     let loc = &task.metadata.location;
     let edited_file = patch_sections(&patch).iter().any(|(p, _)| *p == loc.file);
     let span = function_span(worker, task);
@@ -173,6 +191,7 @@ pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, String> {
     })?;
     let mut info = json!({
         "patch": patch,
+        "dropped_paths": filtered.dropped,
         "hack_flags": flags,
         "localization": {
             "opened_file": s.opened.contains(&loc.file),
@@ -198,6 +217,10 @@ pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, String> {
     } else {
         run_graded(server, s, &patch)?
     };
+    if failure == "tampered-runner" {
+        flags.push("tampered-runner".to_string());
+        info["hack_flags"] = json!(flags);
+    }
     let listed = task.listed_tests();
     let passed = |id: &String| tests.get(id) == Some(&TestStatus::Passed);
     let f2p_passed = if task.fail_to_pass.is_empty() {
@@ -267,7 +290,7 @@ fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, S
     let budget = crate::audit::budget(task);
     let repeats = server.cfg.grade_repeats.max(1);
     // The grading path `train` uses too; every repeat runs, for the majority.
-    let all = match crate::replay::run_patched(
+    let patched = match crate::replay::run_patched(
         grader.as_mut(),
         runner.as_ref(),
         task,
@@ -276,7 +299,7 @@ fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, S
         budget,
         false,
     ) {
-        Ok(runs) => runs,
+        Ok(p) => p,
         Err(crate::replay::GradeError::DoesNotApply(e)) => {
             return Ok((
                 "patch-does-not-apply".to_string(),
@@ -287,6 +310,7 @@ fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, S
         }
         Err(crate::replay::GradeError::Environment(e)) => return Err(e),
     };
+    let all = &patched.runs;
     let mut tests: BTreeMap<String, TestStatus> = BTreeMap::new();
     let mut flaky = Vec::new();
     for id in &listed {
@@ -314,7 +338,9 @@ fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, S
         }
         tests.insert(id.clone(), majority);
     }
-    let failure = if all.iter().any(Run::is_build_error) {
+    let failure = if patched.tampered.is_some() {
+        "tampered-runner"
+    } else if all.iter().any(Run::is_build_error) {
         "build-error"
     } else if listed
         .iter()
@@ -328,10 +354,13 @@ fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, S
     } else {
         "tests-fail"
     };
-    let runs = all
+    let mut runs: Vec<Value> = all
         .iter()
         .map(|r| json!({"label": r.label, "seconds": r.duration_s, "summary": r.summary()}))
         .collect();
+    if let Some(why) = &patched.tampered {
+        runs.push(json!({"tampered": why}));
+    }
     Ok((failure.to_string(), tests, flaky, runs))
 }
 
@@ -404,6 +433,65 @@ pub fn run_tests(server: &Server, s: &mut Session, args: &Value) -> Result<Value
 mod tests {
     use super::*;
 
+    fn section(path: &str) -> String {
+        format!("diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n")
+    }
+
+    fn added(path: &str) -> String {
+        format!("diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+x = 1\n")
+    }
+
+    #[test]
+    fn only_changes_to_the_source_files_are_graded() {
+        let mut t = crate::audit::tests::task("t");
+        let mut g = t.grading();
+        g.editable = vec!["pkg/*".into()];
+        g.protected = crate::toolchain::python_pytest::PROTECTED
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        t.metadata.grading = Some(g);
+        let cheats = [
+            section("pyproject.toml"),
+            section("setup.cfg"),
+            added("pytest.ini"),
+            section("tox.ini"),
+            added("zzplugin2.py"),
+            added("pkg/sub/conftest.py"),
+            added("pytest.py"),
+            added("sitecustomize.py"),
+            added("pkg/x.pth"),
+            added("_pytest/reports.py"),
+            "diff --git \"a/tests/t\\303\\251st.py\" \"b/tests/t\\303\\251st.py\"\nnew file mode 100644\n--- /dev/null\n+++ \"b/tests/t\\303\\251st.py\"\n@@ -0,0 +1 @@\n+x = 1\n".to_string(),
+        ];
+        let fix = section("pkg/core.py");
+        let diff = format!("{fix}{}", cheats.concat());
+        let f = source_changes(&t, &diff);
+        assert_eq!(f.patch, fix);
+        for p in [
+            "pyproject.toml",
+            "setup.cfg",
+            "pytest.ini",
+            "tox.ini",
+            "zzplugin2.py",
+            "pkg/sub/conftest.py",
+            "pytest.py",
+            "sitecustomize.py",
+            "pkg/x.pth",
+            "_pytest/reports.py",
+            "tests/t\u{e9}st.py",
+        ] {
+            assert!(
+                f.dropped.iter().any(|d| d == p),
+                "{p} not dropped: {:?}",
+                f.dropped
+            );
+        }
+        // A new module inside the package is a source file.
+        let f = source_changes(&t, &added("pkg/new_module.py"));
+        assert!(f.dropped.is_empty(), "{:?}", f.dropped);
+    }
+
     #[test]
     fn test_files_are_left_out_of_the_graded_patch() {
         let mut t = crate::audit::tests::task("t");
@@ -411,7 +499,7 @@ mod tests {
         let diff = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -3,2 +3,2 @@\n-x\n+y\n\
                     diff --git a/tests/conftest.py b/tests/conftest.py\n--- a/tests/conftest.py\n+++ b/tests/conftest.py\n@@ -1 +1 @@\n-a\n+b\n\
                     diff --git a/tests/test_hidden.py b/tests/test_hidden.py\n--- a/tests/test_hidden.py\n+++ b/tests/test_hidden.py\n@@ -1 +1 @@\n-a\n+b\n";
-        let kept = without_tests(&t, diff);
+        let kept = source_changes(&t, diff).patch;
         assert!(kept.contains("a/m.py"), "{kept}");
         assert!(!kept.contains("conftest"), "{kept}");
         assert!(!kept.contains("test_hidden"), "{kept}");

@@ -170,6 +170,24 @@ impl JavaMaven {
 }
 
 impl Toolchain for JavaMaven {
+    /// The build files, Maven's own folder and settings, and the test sources.
+    fn protected(&self) -> Vec<String> {
+        [
+            "pom.xml",
+            ".mvn",
+            "settings.xml",
+            "*.gradle",
+            "*.gradle.kts",
+            "test",
+            "*Test.java",
+            "*Tests.java",
+            "*IT.java",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    }
+
     fn id(&self) -> ToolchainId {
         ToolchainId::JavaMaven
     }

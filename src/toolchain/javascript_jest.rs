@@ -114,6 +114,10 @@ impl Toolchain for JavascriptJest {
     /// jest in band on the graded tests' files with its JSON report, then
     /// `dockerfiles/node/verdict.js` on the report: `[PASSED] <id>` lines for SWE-bench's
     /// `parse_log_jest_json`, and exit 0 only when every graded test passed.
+    fn protected(&self) -> Vec<String> {
+        node::PROTECTED.iter().map(|s| s.to_string()).collect()
+    }
+
     fn harness_run(
         &self,
         _harness: Harness,

@@ -99,6 +99,10 @@ impl Toolchain for JavascriptMocha {
 
     /// mocha on the graded tests' files with its JSON reporter, then
     /// `dockerfiles/node/verdict.js` on the report.
+    fn protected(&self) -> Vec<String> {
+        node::PROTECTED.iter().map(|s| s.to_string()).collect()
+    }
+
     fn harness_run(
         &self,
         _harness: Harness,

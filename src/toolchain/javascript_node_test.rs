@@ -98,6 +98,10 @@ impl Toolchain for JavascriptNodeTest {
 
     /// node's test runner on the graded tests' files with swe-forge's reporter (written to the
     /// log directory first), then `dockerfiles/node/verdict.js` on its report.
+    fn protected(&self) -> Vec<String> {
+        node::PROTECTED.iter().map(|s| s.to_string()).collect()
+    }
+
     fn harness_run(
         &self,
         _harness: Harness,

@@ -283,6 +283,20 @@ pub trait Toolchain: Send + Sync {
         Grading::new(test_command, Vec::new(), files, None)
     }
 
+    /// Names no agent change may touch wherever they are in a path (the runner's
+    /// configuration and plugins, test folders and files): globs, see
+    /// [`Grading::protected`].
+    fn protected(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Hidden tests for a grading run of `grading`, named with `nonce` ([`crate::grading::Canary`]);
+    /// `None` where the toolchain has none yet.
+    fn canary(&self, grading: &Grading, nonce: &str) -> Option<crate::grading::Canary> {
+        let _ = (grading, nonce);
+        None
+    }
+
     fn harness_run(
         &self,
         _harness: Harness,

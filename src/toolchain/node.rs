@@ -225,6 +225,29 @@ pub fn module_tests(file: &str, stable: &BTreeSet<String>) -> Option<Vec<String>
 
 /// `parse_log_jest_json` reads the rest of a `[PASSED] ` line: spaces are fine; a line break or
 /// another control character is not, nor an id without its file.
+/// What no agent change may touch in a JavaScript or TypeScript project: the package
+/// manifest and lockfiles, the test runners' configuration, installed packages, test folders.
+pub const PROTECTED: &[&str] = &[
+    "package.json",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "jest.config.*",
+    "jest.setup.*",
+    ".mocharc*",
+    "babel.config.*",
+    ".babelrc*",
+    "tsconfig*.json",
+    ".npmrc",
+    "node_modules",
+    "test",
+    "tests",
+    "__tests__",
+    "*.test.*",
+    "*.spec.*",
+];
+
 pub fn harness_readable(id: &str) -> bool {
     id.split_once("::").is_some_and(|(f, _)| !f.is_empty())
         && !id.chars().any(|c| c.is_control())

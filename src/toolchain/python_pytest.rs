@@ -167,10 +167,52 @@ impl Toolchain for PythonPytest {
         Grading::new(base, options, files, config)
     }
 
-    /// The grading command, with only options that change what is reported. SWE-bench: `-rA`
-    /// prints the `PASSED <id>` lines `parse_log_pytest` reads. Harbor: swe-forge's verdict
-    /// plugin records each test's outcome as pytest reports it, and the verdict is read per
-    /// graded test from those lines (a missing test failed), never from pytest's exit status.
+    /// pytest's configuration files, the modules it loads on its own (`conftest.py`,
+    /// `sitecustomize.py`, `usercustomize.py`, `.pth` files, a `pytest.py` or `_pytest` that
+    /// would shadow pytest), packaging files that set options, and test folders and files.
+    fn protected(&self) -> Vec<String> {
+        PROTECTED.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Two module-level tests appended to the command's first test module (else a new one
+    /// beside its first file): `test_<nonce>_f` raises, `test_<nonce>_p` passes.
+    fn canary(&self, grading: &Grading, nonce: &str) -> Option<crate::grading::Canary> {
+        let is_test_module = |f: &str| {
+            let base = f.rsplit('/').next().unwrap_or(f);
+            base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
+        };
+        let (file, new_file) = match grading.files.iter().find(|f| is_test_module(f)) {
+            Some(f) => (f.clone(), false),
+            None => {
+                let first = grading.files.first()?;
+                let dir = first
+                    .rsplit_once('/')
+                    .map(|(d, _)| format!("{d}/"))
+                    .unwrap_or_default();
+                (format!("{dir}test_swe_forge_{nonce}.py"), true)
+            }
+        };
+        let text = format!(
+            "\n\ndef test_{nonce}_f():\n    raise AssertionError(\"{nonce}\")\n\n\n\
+             def test_{nonce}_p():\n    assert \"{nonce}\".isalnum()\n"
+        );
+        Some(crate::grading::Canary {
+            must_fail: format!("{file}::test_{nonce}_f"),
+            must_pass: format!("{file}::test_{nonce}_p"),
+            file,
+            new_file,
+            text,
+        })
+    }
+
+    /// The grading command, with only options that change what is reported, and swe-forge's
+    /// verdict plugin, which records each test's outcome as pytest reports it. Hidden tests
+    /// ([`Toolchain::canary`]) named at run time (`$N`, from the container's random source)
+    /// are appended to a graded test module first. SWE-bench: `-rA` prints the `PASSED <id>`
+    /// lines `parse_log_pytest` reads; when the hidden tests show a tampered runner, every
+    /// graded test is printed FAILED after them (the parser keeps the last line of a test).
+    /// Harbor: the verdict is read per graded test from the plugin's lines (a missing test
+    /// failed; a tampered runner fails all), never from pytest's exit status.
     fn harness_run(
         &self,
         harness: Harness,
@@ -178,38 +220,68 @@ impl Toolchain for PythonPytest {
         graded: &[String],
         log_dir: &str,
     ) -> Result<HarnessRun, String> {
-        let report = ["-rA".to_string(), "--color=no".to_string()];
+        let q = shell_quote;
+        let plugin = format!("{log_dir}/{VERDICT_MODULE}.py");
+        let results = format!("{log_dir}/results.tsv");
+        let mut setup = format!(
+            "mkdir -p {}\n{}: > {}\n",
+            q(log_dir),
+            crate::runner::maven::heredoc(&q(&plugin), VERDICT_PY),
+            q(&results)
+        );
+        // The hidden checks, when a graded test module can take them.
+        const PLACEHOLDER: &str = "SWEFORGENONCE";
+        let canary = self.canary(grading, PLACEHOLDER).filter(|c| !c.new_file);
+        let mut canary_args = String::new();
+        if let Some(c) = &canary {
+            setup.push_str(&format!(
+                "N=$(python -c 'import secrets; print(secrets.token_hex(6))')\n\
+                 cat >> {} <<SWE_FORGE_CANARY_EOF\n{}SWE_FORGE_CANARY_EOF\n",
+                q(&c.file),
+                c.text.replace(PLACEHOLDER, "${N}")
+            ));
+            let id = |s: &str| format!("\"{}\"", s.replace(PLACEHOLDER, "${N}"));
+            canary_args = format!(" {} {}", id(&c.must_fail), id(&c.must_pass));
+        }
+        let mut report = vec!["-rA".to_string(), "--color=no".to_string()];
+        report.push("-p".into());
+        report.push(VERDICT_MODULE.into());
+        let pytest = format!(
+            "SWE_FORGE_RESULTS={} PYTHONPATH={}${{PYTHONPATH:+:$PYTHONPATH}} {}",
+            q(&results),
+            q(log_dir),
+            grading.line_with(&report)
+        );
         Ok(match harness {
-            Harness::SweBench => HarnessRun {
-                setup: String::new(),
-                command: grading.line_with(&report),
-                log_parser: "parse_log_pytest",
-            },
+            Harness::SweBench => {
+                let command = if canary.is_some() {
+                    format!(
+                        "{pytest}; python {} --canary {}{canary_args} || printf 'FAILED %s\\n' {}",
+                        q(&plugin),
+                        q(&results),
+                        graded.iter().map(|t| q(t)).collect::<Vec<_>>().join(" ")
+                    )
+                } else {
+                    pytest
+                };
+                HarnessRun {
+                    setup,
+                    command,
+                    log_parser: "parse_log_pytest",
+                }
+            }
             Harness::Harbor => {
-                let plugin = format!("{log_dir}/{VERDICT_MODULE}.py");
-                let results = format!("{log_dir}/results.tsv");
                 let listed = format!("{log_dir}/graded.txt");
                 let mut ids = graded.join("\n");
                 ids.push('\n');
-                let mut with_plugin = report.to_vec();
-                with_plugin.push("-p".into());
-                with_plugin.push(VERDICT_MODULE.into());
+                setup.push_str(&crate::runner::maven::heredoc(&q(&listed), &ids));
                 HarnessRun {
-                    setup: format!(
-                        "mkdir -p {dir}\n{}\n{}\n: > {results_q}",
-                        crate::runner::maven::heredoc(&shell_quote(&plugin), VERDICT_PY),
-                        crate::runner::maven::heredoc(&shell_quote(&listed), &ids),
-                        dir = shell_quote(log_dir),
-                        results_q = shell_quote(&results),
-                    ),
+                    setup,
                     command: format!(
-                        "SWE_FORGE_RESULTS={results_q} PYTHONPATH={dir}${{PYTHONPATH:+:$PYTHONPATH}} {} >&2; \
-                         python {plugin_q} {results_q} {listed_q}",
-                        grading.line_with(&with_plugin),
-                        dir = shell_quote(log_dir),
-                        results_q = shell_quote(&results),
-                        plugin_q = shell_quote(&plugin),
-                        listed_q = shell_quote(&listed),
+                        "{pytest} >&2; python {} {} {}{canary_args}",
+                        q(&plugin),
+                        q(&results),
+                        q(&listed),
                     ),
                     log_parser: "parse_log_pytest",
                 }
@@ -217,6 +289,29 @@ impl Toolchain for PythonPytest {
         })
     }
 }
+
+/// See [`PythonPytest::protected`].
+pub const PROTECTED: &[&str] = &[
+    "conftest.py",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "tox.ini",
+    "noxfile.py",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "*.pth",
+    "pytest.py",
+    "_pytest",
+    "pytest_*.py",
+    "tests",
+    "test",
+    "testing",
+    "test_*.py",
+    "*_test.py",
+];
 
 /// The verdict plugin and script of harness runs (`src/runner/pytest_verdict.py`).
 const VERDICT_PY: &str = include_str!("../runner/pytest_verdict.py");

@@ -699,15 +699,19 @@ fn grade_one(
         // run must pass (the first that does not ends the grading).
         let file = &task.metadata.location.file;
         let patch = crate::task::file_diff(file, buggy, edited);
-        let runs = crate::replay::run_patched(worker, runner, task, &patch, repeats, budget, true)
-            .map_err(|e| match e {
-                crate::replay::GradeError::DoesNotApply(e) => {
-                    format!("writing the edited {file}: {e}")
-                }
-                crate::replay::GradeError::Environment(e) => e,
-            })?;
-        test_runs += runs.len() as u64;
-        for run in &runs {
+        let patched =
+            crate::replay::run_patched(worker, runner, task, &patch, repeats, budget, true)
+                .map_err(|e| match e {
+                    crate::replay::GradeError::DoesNotApply(e) => {
+                        format!("writing the edited {file}: {e}")
+                    }
+                    crate::replay::GradeError::Environment(e) => e,
+                })?;
+        test_runs += patched.runs.len() as u64;
+        if let Some(why) = patched.tampered {
+            return Ok((Outcome::TestsFail, format!("tampered runner: {why}")));
+        }
+        for run in &patched.runs {
             if let Some(p) = audit::judge_fixed(run, task) {
                 return Ok((Outcome::TestsFail, p.detail));
             }
