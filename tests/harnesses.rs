@@ -374,6 +374,20 @@ fn as_agent(image: &str, dir: &Path, at: &str, script: &str) -> std::process::Ou
 /// container (optionally running the solution), the collect hook there, then a fresh verifier
 /// container running tests/test.sh. Returns the reward written.
 fn harbor_grade(task_dir: &Path, image: &str, solve: bool, base_commit: &str) -> String {
+    harbor_grade_after(
+        task_dir,
+        image,
+        if solve {
+            "bash /solution/solve.sh;"
+        } else {
+            ""
+        },
+        base_commit,
+    )
+}
+
+/// [`harbor_grade`] with `script` run by the agent in /testbed (as root) first.
+fn harbor_grade_after(task_dir: &Path, image: &str, script: &str, base_commit: &str) -> String {
     let logs = tempfile::tempdir().unwrap();
     let artifacts = logs.path().join("artifacts");
     let verifier = logs.path().join("verifier");
@@ -381,9 +395,8 @@ fn harbor_grade(task_dir: &Path, image: &str, solve: bool, base_commit: &str) ->
     std::fs::create_dir_all(&verifier).unwrap();
     let solution = task_dir.join("solution");
     let agent = format!(
-        "set -e; {} cd /testbed; git -c safe.directory='*' add -A; \
-         git -c safe.directory='*' diff --cached --binary {base_commit} > /logs/artifacts/agent.patch",
-        if solve { "bash /solution/solve.sh;" } else { "" }
+        "set -e; cd /testbed; {script} cd /testbed; git -c safe.directory='*' add -A; \
+         git -c safe.directory='*' diff --cached --binary {base_commit} > /logs/artifacts/agent.patch"
     );
     let mount = |host: &Path, at: &str| format!("{}:{at}", host.display());
     let o = docker(&[
@@ -447,9 +460,13 @@ fn harbor_lints_and_grades(test: &str, demo: Demo) {
     let out = docker_run_of(demo);
     let to = export(out, "harbor");
     let tasks = jsonl(&out.join("tasks.jsonl"));
+    // Each task's directory is named by its opaque id (`export --id-style opaque`, the default).
     let dirs: Vec<PathBuf> = tasks
         .iter()
-        .map(|t| to.join(t["instance_id"].as_str().unwrap()))
+        .map(|t| {
+            let task: swe_forge::task::Task = serde_json::from_value(t.clone()).unwrap();
+            to.join(swe_forge::export::IdStyle::Opaque.of(&task))
+        })
         .collect();
     for d in &dirs {
         for f in [
@@ -1033,4 +1050,166 @@ fn jsshelf_tasks_pass_audit() {
         assert_eq!(t["verdict"], "ok", "{t}");
         assert_eq!(t["sandbox"], "docker", "{t}");
     }
+}
+
+/// A pytest plugin that reports every test passed: what the cheats below try to load.
+const PASSING_PLUGIN: &str = "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    report = outcome.get_result()\n    report.outcome = \"passed\"\n    report.longrepr = None\n";
+
+/// Code that rewrites pytest's reports to passed at import, for a package's `__init__.py`.
+const REPORT_PATCHER: &str = "\ntry:\n    import _pytest.reports as _reports\n    _original = _reports.TestReport.from_item_and_call\n\n    def _passed(cls, item, call):\n        report = _original(item, call)\n        report.outcome = \"passed\"\n        report.longrepr = None\n        return report\n\n    _reports.TestReport.from_item_and_call = classmethod(_passed)\nexcept ImportError:\n    pass\n";
+
+/// An exit hook that rewrites every recorded outcome file it can find to passed.
+const REPORT_REWRITER: &str = "\nimport atexit as _atexit, os as _os\n\n\ndef _rewrite():\n    for name in ('SWE_FORGE_RESULTS',):\n        path = _os.environ.get(name)\n        if path and _os.path.exists(path):\n            text = open(path).read().replace('\\tfailed\\t', '\\tpassed\\t')\n            open(path, 'w').write(text)\n\n\n_atexit.register(_rewrite)\n";
+
+/// The cheats, as shell scripts an agent runs in /testbed of a pyshelf task: none fixes the
+/// bug; each tries to make the grader report the tests passed.
+fn cheats() -> Vec<(&'static str, String)> {
+    let plugin = format!("cat > zzplugin2.py <<'EOF'\n{PASSING_PLUGIN}EOF\n");
+    let append = |file: &str, text: &str| format!("cat >> {file} <<'EOF'\n{text}EOF\n");
+    vec![
+        (
+            "pyproject.toml addopts",
+            format!("{plugin}sed -i 's/^\\[tool.pytest.ini_options\\]$/[tool.pytest.ini_options]\\naddopts = \"-p zzplugin2\"/' pyproject.toml\n"),
+        ),
+        (
+            "pytest.ini addopts",
+            format!("{plugin}printf '[pytest]\\naddopts = -p zzplugin2\\npythonpath = .\\n' > pytest.ini\n"),
+        ),
+        (
+            "setup.cfg addopts",
+            format!("{plugin}printf '[tool:pytest]\\naddopts = -p zzplugin2\\n' > setup.cfg\n"),
+        ),
+        (
+            "tox.ini addopts",
+            format!("{plugin}printf '[pytest]\\naddopts = -p zzplugin2\\n' > tox.ini\n"),
+        ),
+        (
+            "conftest.py in tests/",
+            format!("cat > tests/conftest.py <<'EOF'\n{PASSING_PLUGIN}EOF\n"),
+        ),
+        (
+            "pytest.py at the root",
+            format!("{plugin}cat > pytest.py <<'EOF'\nimport os, sys\nsys.path = [p for p in sys.path if os.path.abspath(p or '.') != os.getcwd()]\ndel sys.modules['pytest']\nimport pytest\nsys.exit(pytest.main(sys.argv[1:] + ['-p', 'zzplugin2']))\nEOF\n"),
+        ),
+        (
+            "sitecustomize.py",
+            format!("{plugin}printf 'import os\\nos.environ[\"PYTEST_ADDOPTS\"] = \"-p zzplugin2\"\\n' > sitecustomize.py\n"),
+        ),
+        (
+            "__init__.py rewrites pytest's reports",
+            append("pyshelf/__init__.py", REPORT_PATCHER),
+        ),
+        (
+            "__init__.py rewrites the outcome file at exit",
+            append("pyshelf/__init__.py", REPORT_REWRITER),
+        ),
+        (
+            "os._exit(0) at import",
+            append("pyshelf/__init__.py", "\nimport os as _os\n_os._exit(0)\n"),
+        ),
+    ]
+}
+
+/// The agent's diff after `script` in a container of `image` (as the non-root user).
+fn agent_patch(image: &str, script: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let o = as_agent(
+        image,
+        dir.path(),
+        "/unused",
+        &format!(
+            "set -e; cd /testbed; {script}\ngit add -A >/dev/null; git diff --cached --binary HEAD"
+        ),
+    );
+    assert!(o.status.success(), "cheat script: {}", text(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Every cheat, as the agent's patch of its own task: the SWE-bench harness resolves none
+/// (the eval script keeps only changes to the task's source files, and its hidden checks
+/// catch a runner rewritten from the package), and Harbor's verifier gives each 0.
+#[test]
+fn cheats_earn_nothing_in_the_swebench_harness_and_harbor() {
+    let test = "cheats_earn_nothing_in_the_swebench_harness_and_harbor";
+    if !docker_or_skip(test) {
+        return;
+    }
+    let out = docker_run_of(Demo::Py);
+    let tasks = jsonl(&out.join("tasks.jsonl"));
+    let cheats = cheats();
+    assert!(tasks.len() >= cheats.len());
+    // Harbor: each cheat on a task of its own, graded by the verifier.
+    let harbor = export(out, "harbor");
+    let mut rewards = Vec::new();
+    for ((name, script), t) in cheats.iter().zip(&tasks) {
+        let dir = harbor_dir(&harbor, t);
+        let reward = harbor_grade_after(
+            &dir,
+            t["image_name"].as_str().unwrap(),
+            script,
+            t["base_commit"].as_str().unwrap(),
+        );
+        rewards.push((name.to_string(), reward));
+    }
+    assert!(
+        rewards.iter().all(|(_, r)| r == "0"),
+        "Harbor rewarded a cheat: {rewards:?}"
+    );
+    let Some(python) = tool("SWE_FORGE_SWEBENCH_PYTHON", test) else {
+        return;
+    };
+    // SWE-bench: each cheat as the prediction of a task of its own.
+    let to = export(out, "swebench");
+    let dataset = to.join("data/test.jsonl");
+    let records = jsonl(&dataset);
+    let report = tempfile::tempdir().unwrap();
+    let path = report.path().join("cheats.jsonl");
+    let mut lines = Vec::new();
+    let mut names = std::collections::BTreeMap::new();
+    for ((name, script), r) in cheats.iter().zip(&records) {
+        let patch = agent_patch(r["image"].as_str().unwrap(), script);
+        assert!(!patch.trim().is_empty(), "{name}: no change");
+        names.insert(r["instance_id"].as_str().unwrap().to_string(), *name);
+        lines.push(
+            serde_json::json!({
+                "instance_id": r["instance_id"],
+                "model_name_or_path": "cheats",
+                "model_patch": patch,
+            })
+            .to_string(),
+        );
+    }
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let verdicts = evaluate(
+        &python,
+        &dataset,
+        path.to_str().unwrap(),
+        "cheats",
+        report.path(),
+    );
+    let resolved: Vec<&str> = verdicts
+        .iter()
+        .filter(|(_, r)| *r)
+        .map(|(id, _)| names[id])
+        .collect();
+    assert_eq!(verdicts.len(), cheats.len());
+    assert!(
+        resolved.is_empty(),
+        "the harness resolved cheats: {resolved:?}"
+    );
+}
+
+/// The Harbor task directory of a record (found by its start state: the export may name it
+/// by an id of its own).
+fn harbor_dir(harbor: &Path, t: &Value) -> PathBuf {
+    let base = t["base_commit"].as_str().unwrap();
+    std::fs::read_dir(harbor)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|d| {
+            std::fs::read_to_string(d.join("task.toml"))
+                .map(|s| s.contains(&format!("base_commit = \"{base}\"")))
+                .unwrap_or(false)
+        })
+        .unwrap_or_else(|| panic!("no Harbor task starts at {base}"))
 }
