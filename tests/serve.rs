@@ -1,12 +1,14 @@
 //! `swe-forge serve` through the real binary, on the demo seed pyshelf's tasks (a small local
-//! run). With the local sandbox: the contract (health, schema, reset, tools, submit with the
-//! gold fix and with nothing, a patch that games the tests, the WebSocket), the limits (bad
-//! requests are 4xx, `--max-sessions`, the idle timeout, the bearer token), the curriculum and
-//! the metrics, a restart that ends the sessions left active, and the Python client's tests
-//! (`clients/python/tests`) against the running server. In Docker (where a daemon answers):
-//! the session runs in the task's own image, whose history holds one commit, a submit of the
-//! gold fix is graded in a fresh container, and a session whose container is killed fails
-//! while the server goes on.
+//! run). The local sandbox is refused without `--unsafe-local`. With it: the contract (health
+//! and reset say the server is unsafe, schema, reset under an opaque task id, tools, submit
+//! with the gold fix and with nothing, a patch that games the tests, the WebSocket), the limits
+//! (bad requests are 4xx, `--max-sessions`, the idle timeout, the bearer token), the
+//! curriculum and the metrics, a restart that ends the sessions left active, and the Python
+//! client's tests (`clients/python/tests`) against the running server. In Docker (where a
+//! daemon answers): a task without an image is refused, the session runs in the task's own
+//! image, whose history holds one commit, a submit of the gold fix is graded in a fresh
+//! container, and a session whose container is killed ends with reward 0
+//! (`agent-killed-environment`) while the server goes on.
 
 mod common;
 use common::*;
@@ -31,6 +33,13 @@ impl Drop for Server {
     }
 }
 
+/// The id a task of the tasks file is shown under (`--id-style opaque`, the default).
+fn shown(task: &Value) -> String {
+    let t: swe_forge::task::Task = serde_json::from_value(task.clone()).unwrap();
+    swe_forge::export::IdStyle::Opaque.of(&t)
+}
+
+/// `serve` on TASKS with `--sandbox SANDBOX` (`local` with `--unsafe-local`).
 fn start(tasks: &Path, db: &Path, sandbox: &str, extra: &[&str], token: Option<&str>) -> Server {
     let mut cmd = bin();
     cmd.args(["serve", "--tasks"])
@@ -43,6 +52,9 @@ fn start(tasks: &Path, db: &Path, sandbox: &str, extra: &[&str], token: Option<&
         .stderr(Stdio::inherit());
     if let Some(t) = token {
         cmd.args(["--token", t]);
+    }
+    if sandbox == "local" {
+        cmd.arg("--unsafe-local");
     }
     let mut child = cmd.spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
@@ -166,6 +178,53 @@ fn tasks_of(dir: &Path) -> Vec<Value> {
     jsonl(&dir.join("out/tasks.jsonl"))
 }
 
+/// `serve --sandbox local` without `--unsafe-local` does not start, and says why; neither does
+/// `--sandbox auto` where no Docker daemon answers.
+#[test]
+fn the_local_sandbox_is_refused_without_unsafe_local() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report_out/tasks.jsonl");
+    let refused = |sandbox: &str, env: &[(&str, &str)]| {
+        let mut cmd = bin();
+        cmd.args(["serve", "--tasks"])
+            .arg(&tasks)
+            .args(["--addr", "127.0.0.1:0", "--sandbox", sandbox, "--db"])
+            .arg(dir.path().join("serve.db"))
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("serve --sandbox {sandbox} started without --unsafe-local");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let o = child.wait_with_output().unwrap();
+        assert!(!o.status.success(), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(err.contains("--unsafe-local"), "{err}");
+        assert!(err.contains("without isolation"), "{err}");
+        assert!(err.contains("gold patch"), "{err}");
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("listening"));
+        err
+    };
+    refused("local", &[]);
+    // `auto` with a daemon that cannot answer: no silent fallback to the host.
+    let err = refused(
+        "auto",
+        &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")],
+    );
+    assert!(err.contains("no Docker daemon"), "{err}");
+}
+
 #[test]
 fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
     let (_, dir) = run_demo_small();
@@ -174,6 +233,9 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
     assert!(tasks.len() >= 2, "{tasks:?}");
     let task = &tasks[0];
     let id = task["instance_id"].as_str().unwrap();
+    // Agents see an opaque id: nothing of the mutator.
+    let opaque = shown(task);
+    assert!(!opaque.contains("py-"), "{opaque}");
     let db = dir.path().join("serve.db");
     let s = start(
         &tasks_file,
@@ -183,9 +245,17 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
         Some("s3cret"),
     );
 
-    // The token: /health needs none, everything else does.
+    // The token: /health needs none, everything else does. The server says it is unsafe.
     let (st, h) = s.call_with("GET", "/health", None, None);
     assert_eq!((st, h["status"].as_str()), (200, Some("ok")), "{h}");
+    assert_eq!(h["unsafe_local"], true, "{h}");
+    assert!(
+        h["unsafe_local_reason"]
+            .as_str()
+            .unwrap()
+            .contains("gold patch"),
+        "{h}"
+    );
     let (st, e) = s.call_with("POST", "/reset", Some(&json!({})), None);
     assert_eq!(st, 401, "{e}");
     let (st, e) = s.call_with("GET", "/metrics", None, Some("wrong"));
@@ -238,6 +308,11 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
     let (st, r) = s.call("POST", "/sessions", Some(&json!({"task_id": id})));
     assert_eq!(st, 200, "{r}");
     let sid = r["observation"]["session_id"].as_str().unwrap().to_string();
+    // The task is shown under its opaque id; the reset says the session is on the host.
+    assert_eq!(r["observation"]["task_id"], opaque.as_str(), "{r}");
+    assert_eq!(r["info"]["task_id"], opaque.as_str(), "{r}");
+    assert_eq!(r["observation"]["unsafe_local"], true, "{r}");
+    assert!(r["observation"]["unsafe_local_reason"].is_string(), "{r}");
     assert!(r["observation"]["instruction"]
         .as_str()
         .unwrap()
@@ -373,7 +448,7 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["task_id"] == id)
+        .find(|t| t["task_id"] == opaque.as_str())
         .unwrap();
     assert_eq!(seen["attempts"], 3, "{cur}");
     assert_eq!(seen["successes"], 1, "{cur}");
@@ -398,8 +473,8 @@ fn the_server_serves_tools_grades_submits_and_keeps_its_limits() {
     let text = resp.body_mut().read_to_string().unwrap();
     assert!(text.contains("swe_forge_submits_total 3"), "{text}");
 
-    // The Python client's tests, against this server.
-    python_client_tests(&s.url, Some("s3cret"), id);
+    // The Python client's tests, against this server (on the id it shows).
+    python_client_tests(&s.url, Some("s3cret"), &opaque);
 
     // A restart: the session left active is reported ended.
     let sid4 = s.reset(id);
@@ -621,7 +696,9 @@ fn in_docker_scripted_agents_load_and_faults() {
         containers_of(s.child.id())
     );
 
-    // A session whose container is killed by hand errors; another session goes on.
+    // A session whose container is killed by hand ends with reward 0, as one whose agent ran
+    // `kill -9 -1` (the agent's processes, the sandbox's agent among them); another session
+    // goes on.
     let a = s.reset(id);
     let b = s.reset(tasks[1]["instance_id"].as_str().unwrap());
     let before = containers_of(s.child.id());
@@ -640,11 +717,22 @@ fn in_docker_scripted_agents_load_and_faults() {
         .args(["kill", &victim])
         .output()
         .unwrap();
-    let (st, e) = s.step(&a, "bash", json!({"command": "ls"}));
-    assert_eq!(st, 500, "{e}");
-    assert!(e["error"].as_str().unwrap().contains("environment"), "{e}");
+    let (st, r) = s.step(&a, "bash", json!({"command": "ls"}));
+    assert_eq!(st, 200, "{r}");
+    assert_eq!(r["reward"], 0.0, "{r}");
+    assert_eq!(r["done"], true, "{r}");
+    assert_eq!(r["info"]["failure_type"], "agent-killed-environment", "{r}");
     let (_, sa) = s.call("GET", &format!("/sessions/{a}"), None);
-    assert_eq!(sa["status"], "failed", "{sa}");
+    assert_eq!(sa["status"], "submitted", "{sa}");
+    let k = s.reset(id);
+    let (st, r) = s.step(&k, "bash", json!({"command": "kill -9 -1; sleep 5"}));
+    assert_eq!(st, 200, "{r}");
+    assert_eq!(r["info"]["failure_type"], "agent-killed-environment", "{r}");
+    let (_, m) = s.call("GET", "/metrics", None);
+    assert_eq!(
+        m["counters"]["failure_types"]["agent-killed-environment"], 2,
+        "{m}"
+    );
     let (st, r) = s.step(&b, "bash", json!({"command": "true"}));
     assert_eq!(
         (st, r["observation"]["exit_code"].as_i64()),
@@ -656,7 +744,28 @@ fn in_docker_scripted_agents_load_and_faults() {
     // server's containers are swept, and new sessions work.
     let old_pid = s.child.id();
     drop(s);
-    let s = start(&tasks_file, &db, "docker", &["--pool", "0"], None);
+    // The restarted server's file also holds a task made with the local sandbox (no image):
+    // under Docker it is not served on the host in its place.
+    let local_made = &jsonl(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report_out/tasks.jsonl"),
+    )[0];
+    let mixed = dir.path().join("mixed.jsonl");
+    std::fs::write(
+        &mixed,
+        std::fs::read_to_string(&tasks_file).unwrap() + &local_made.to_string() + "\n",
+    )
+    .unwrap();
+    let s = start(&mixed, &db, "docker", &["--pool", "0"], None);
+    let (st, e) = s.call(
+        "POST",
+        "/reset",
+        Some(&json!({"task_id": local_made["instance_id"]})),
+    );
+    assert_eq!(st, 422, "{e}");
+    assert!(e["error"].as_str().unwrap().contains("no image"), "{e}");
+    let (_, h) = s.call("GET", "/health", None);
+    assert_eq!(h["unsafe_local"], false, "{h}");
+    assert_eq!(h["tasks"].as_u64(), Some(tasks.len() as u64), "{h}");
     let (_, sb) = s.call("GET", &format!("/sessions/{b}"), None);
     assert_eq!(sb["status"], "failed", "{sb}");
     assert_eq!(sb["detail"], "the server restarted", "{sb}");
@@ -689,6 +798,7 @@ fn with_generate_the_pool_grows_while_serving() {
     // More tasks, so that some share a file and combine.
     let dir = fourteen_candidates();
     let tasks = tasks_of(dir.path());
+    let served: std::collections::BTreeSet<String> = tasks.iter().map(shown).collect();
     let s = start(
         &dir.path().join("out/tasks.jsonl"),
         &dir.path().join("serve.db"),
@@ -700,9 +810,10 @@ fn with_generate_the_pool_grows_while_serving() {
     let deadline = Instant::now() + Duration::from_secs(900);
     let multi = loop {
         let (_, cur) = s.call("GET", "/curriculum", None);
+        // A task the file did not have: a generated one (shown opaque, as every task).
         let found = cur["tasks"].as_array().unwrap().iter().find_map(|t| {
             let id = t["task_id"].as_str().unwrap();
-            id.contains("__multi").then(|| id.to_string())
+            (!served.contains(id)).then(|| id.to_string())
         });
         if let Some(id) = found {
             break id;
@@ -755,6 +866,11 @@ fn the_curriculum_moves_with_a_scripted_policy() {
             .unwrap()
             .to_string()
     };
+    // The server shows opaque ids: the record each stands for.
+    let instance_of: std::collections::BTreeMap<String, String> = records
+        .iter()
+        .map(|r| (shown(r), r["instance_id"].as_str().unwrap().to_string()))
+        .collect();
     let s = start(
         &dir.path().join("out/tasks.jsonl"),
         &dir.path().join("serve.db"),
@@ -768,7 +884,7 @@ fn the_curriculum_moves_with_a_scripted_policy() {
         let (st, r) = s.call("POST", "/reset", Some(&json!({"sample": true})));
         assert_eq!(st, 200, "{r}");
         let sid = r["observation"]["session_id"].as_str().unwrap().to_string();
-        let id = r["observation"]["task_id"].as_str().unwrap().to_string();
+        let id = instance_of[r["observation"]["task_id"].as_str().unwrap()].clone();
         let n = tried.entry(id.clone()).or_default();
         *n += 1;
         if learnable.contains(&id) && *n % 2 == 1 {
@@ -799,7 +915,7 @@ fn the_curriculum_moves_with_a_scripted_policy() {
     let (_, cur) = s.call("GET", "/curriculum", None);
     for t in cur["tasks"].as_array().unwrap() {
         let p = t["pass_rate"].as_f64().unwrap();
-        let id = t["task_id"].as_str().unwrap();
+        let id = instance_of[t["task_id"].as_str().unwrap()].as_str();
         if learnable.contains(id) {
             assert!((0.15..=0.85).contains(&p), "{t}");
         } else {

@@ -86,10 +86,8 @@ pub(crate) enum Command {
         /// Where the export goes (default: OUT/export for `git`, OUT/export-FORMAT otherwise).
         #[arg(long)]
         to: Option<PathBuf>,
-        /// `git`: bare repositories, a parentless branch per task; `swebench`: a dataset
-        /// directory the SWE-bench harness evaluates; `harbor`: a Harbor task per directory.
-        #[arg(long, value_enum, default_value = "git")]
-        format: ExportFormatArg,
+        #[command(flatten)]
+        format: ExportFormatArgs,
         /// Print the export summary as JSON on stdout.
         #[arg(long)]
         json: bool,
@@ -174,8 +172,9 @@ pub(crate) struct ServeArgs {
     /// Containers of the next sampled tasks started ahead.
     #[arg(long, default_value_t = 1)]
     pub(crate) pool: usize,
-    /// `docker`: sessions in containers of the tasks' images (the default where a daemon
-    /// answers); `local`: on this host, without isolation (development only).
+    /// `docker`: sessions in containers of the tasks' images (`auto`: the same, and refused
+    /// without a Docker daemon); `local`: on this host, without isolation (refused without
+    /// --unsafe-local).
     #[arg(long, value_enum, default_value = "auto")]
     pub(crate) sandbox: SandboxChoice,
     /// Require `Authorization: Bearer TOKEN` on every request but /health.
@@ -187,9 +186,22 @@ pub(crate) struct ServeArgs {
     /// Test runs per graded submit (each test passes by majority).
     #[arg(long, default_value_t = 3)]
     pub(crate) grade_repeats: usize,
-    /// A submit the reward-hacking review flags gets reward 0.
+    /// Keep the reward of a submit the reward-hacking review flags (by default it is 0).
     #[arg(long)]
+    pub(crate) reward_flagged: bool,
+    /// A flagged submit gets reward 0: the default now, accepted for old scripts.
+    #[arg(long, hide = true, conflicts_with = "reward_flagged")]
     pub(crate) zero_flagged: bool,
+    /// Allow the local sandbox (`--sandbox local`, or `auto` without a Docker daemon): the
+    /// agent's commands then run on this host, where they can read the tasks file (every gold
+    /// patch), other sessions' worktrees and the fix in git history, and write the shared
+    /// virtualenv grading uses. For developing against the server only.
+    #[arg(long)]
+    pub(crate) unsafe_local: bool,
+    /// The task ids agents see: `opaque` (`<seed>__<12 hex digits>`) or `descriptive` (the
+    /// records' ids, which name the mutator).
+    #[arg(long, value_enum, default_value = "opaque")]
+    pub(crate) id_style: swe_forge::export::IdStyle,
     /// The sessions database (default: serve.db beside the tasks file).
     #[arg(long)]
     pub(crate) db: Option<PathBuf>,
@@ -311,6 +323,21 @@ pub(crate) struct TrainArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// `export`'s format and the ids it writes (one argument group: `main.rs` hands it on whole).
+#[derive(Args)]
+pub(crate) struct ExportFormatArgs {
+    /// `git`: bare repositories, a parentless branch per task; `swebench`: a dataset
+    /// directory the SWE-bench harness evaluates; `harbor`: a Harbor task per directory.
+    #[arg(long, value_enum, default_value = "git")]
+    pub(crate) format: ExportFormatArg,
+    /// The instance ids of the `swebench` and `harbor` formats (and Harbor's directory names):
+    /// `opaque` (`<seed>__<12 hex digits of blake3(instance_id)>`, stable per record; the
+    /// mutator and category stay in `metadata`) or `descriptive` (the records' own ids, which
+    /// name the mutator).
+    #[arg(long, value_enum, default_value = "opaque")]
+    pub(crate) id_style: swe_forge::export::IdStyle,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]

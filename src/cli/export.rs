@@ -1,6 +1,6 @@
 //! `export`: a run's tasks as git repositories, a SWE-bench dataset or Harbor tasks.
 
-use super::args::ExportFormatArg;
+use super::args::ExportFormatArgs;
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -9,7 +9,7 @@ pub(crate) fn export(
     out: PathBuf,
     tasks: Option<PathBuf>,
     to: Option<PathBuf>,
-    format: ExportFormatArg,
+    format: ExportFormatArgs,
     json: bool,
     cache: PathBuf,
 ) -> Result<i32> {
@@ -18,7 +18,8 @@ pub(crate) fn export(
         tasks,
         to,
         cache: cache.clone(),
-        format: format.into(),
+        format: format.format.into(),
+        id_style: format.id_style,
     };
     let s = swe_forge::export::export(&cfg)?;
     if json {

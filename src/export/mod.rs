@@ -74,6 +74,78 @@ pub struct ExportConfig {
     /// The swe-forge cache (mirrors and checkouts of the seeds).
     pub cache: PathBuf,
     pub format: ExportFormat,
+    /// The instance ids the `swebench` and `harbor` formats write (the `git` format, which
+    /// copies the whole tasks file for people, keeps the record's).
+    pub id_style: IdStyle,
+}
+
+/// How a task is named where an agent can see it (`--id-style`): a record's own instance id
+/// (`pyshelf__py-remove-assignment__608d77fa`) names the mutator, which tells the agent the
+/// bug.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum IdStyle {
+    /// `<seed>__<12 hex digits of blake3(instance_id)>`: stable for a record, and nothing of
+    /// its mutator or category (those stay in `metadata`).
+    #[default]
+    Opaque,
+    /// The record's instance id as it is.
+    Descriptive,
+}
+
+impl IdStyle {
+    /// The id a task with this instance id and seed is shown under.
+    pub fn id(self, instance_id: &str, seed: &str) -> String {
+        match self {
+            IdStyle::Descriptive => instance_id.to_string(),
+            IdStyle::Opaque => opaque_id(instance_id, seed),
+        }
+    }
+
+    /// The id `task` is shown under.
+    pub fn of(self, task: &crate::task::Task) -> String {
+        self.id(&task.instance_id, task.seed_name())
+    }
+}
+
+/// `<seed>__<12 hex digits of blake3(instance_id)>`, the seed's name with characters an id
+/// should not hold as `_` (a container, a directory and a ref can all be named by it).
+pub fn opaque_id(instance_id: &str, seed: &str) -> String {
+    let seed: String = seed
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let seed = seed.trim_start_matches(['.', '-', '_']);
+    let seed = if seed.is_empty() { "task" } else { seed };
+    let hash = blake3::hash(instance_id.as_bytes()).to_hex();
+    format!("{seed}__{}", &hash[..12])
+}
+
+/// The tasks file of an export, with the ids its records are to be shown under (what
+/// [`read_tasks`] gives the formats that need whole records).
+#[derive(Clone, Debug)]
+pub(crate) struct TasksFile {
+    pub path: PathBuf,
+    pub ids: IdStyle,
+}
+
+impl std::ops::Deref for TasksFile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TasksFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// What an export did.
@@ -236,7 +308,7 @@ pub fn export(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
 
 /// The tasks file and the export directory of a config (`OUT/tasks.jsonl`, `OUT/export` or
 /// `OUT/export-<format>`), checked and created.
-pub(crate) fn paths(cfg: &ExportConfig) -> Result<(PathBuf, PathBuf), ExportError> {
+pub(crate) fn paths(cfg: &ExportConfig) -> Result<(TasksFile, PathBuf), ExportError> {
     if !cfg.out.is_dir() {
         return Err(ExportError::NoOutDir(cfg.out.clone()));
     }
@@ -253,20 +325,25 @@ pub(crate) fn paths(cfg: &ExportConfig) -> Result<(PathBuf, PathBuf), ExportErro
     };
     let to = cfg.to.clone().unwrap_or_else(|| cfg.out.join(default));
     std::fs::create_dir_all(&to).map_err(io_err(format!("creating {}", to.display())))?;
+    let tasks_file = TasksFile {
+        path: tasks_file,
+        ids: cfg.id_style,
+    };
     Ok((tasks_file, to))
 }
 
 /// The task records of `tasks_file` (a summary with the count, and the lines that do not parse
-/// as tasks recorded as failures), for the formats that need whole records.
+/// as tasks recorded as failures), for the formats that need whole records; each record's
+/// `instance_id` is the id it is to be shown under (`tasks_file.ids`).
 pub(crate) fn read_tasks(
-    tasks_file: &Path,
+    tasks_file: &TasksFile,
     to: &Path,
 ) -> Result<(ExportSummary, Vec<crate::task::Task>), ExportError> {
     let text = std::fs::read_to_string(tasks_file)
         .map_err(io_err(format!("reading {}", tasks_file.display())))?;
     let mut summary = ExportSummary {
         to: to.to_path_buf(),
-        tasks_file: tasks_file.to_path_buf(),
+        tasks_file: tasks_file.path.clone(),
         ..Default::default()
     };
     let mut tasks = Vec::new();
@@ -275,8 +352,11 @@ pub(crate) fn read_tasks(
             continue;
         }
         summary.tasks += 1;
-        match serde_json::from_str(line) {
-            Ok(t) => tasks.push(t),
+        match serde_json::from_str::<crate::task::Task>(line) {
+            Ok(mut t) => {
+                t.instance_id = tasks_file.ids.of(&t);
+                tasks.push(t)
+            }
             Err(e) => summary.failed.push(ExportFailure {
                 instance_id: format!("line {}", i + 1),
                 seed: None,
@@ -301,7 +381,7 @@ fn export_git(cfg: &ExportConfig) -> Result<ExportSummary, ExportError> {
         .map_err(io_err(format!("reading {}", tasks_file.display())))?;
     let mut summary = ExportSummary {
         to: to.clone(),
-        tasks_file: tasks_file.clone(),
+        tasks_file: tasks_file.path.clone(),
         ..Default::default()
     };
 
@@ -665,6 +745,55 @@ mod tests {
     }
 
     #[test]
+    fn opaque_ids_are_stable_and_name_no_mutator() {
+        let id = "pyshelf__py-remove-assignment__608d77fa";
+        let a = opaque_id(id, "pyshelf");
+        assert_eq!(a, opaque_id(id, "pyshelf"));
+        assert!(a.starts_with("pyshelf__"), "{a}");
+        assert_eq!(a.len(), "pyshelf__".len() + 12, "{a}");
+        assert!(!a.contains("remove") && !a.contains("py-"), "{a}");
+        assert_ne!(a, opaque_id("pyshelf__py-arith__608d77fa", "pyshelf"));
+        assert_eq!(
+            opaque_id("x", "my seed/1").split("__").next(),
+            Some("my_seed_1")
+        );
+        assert!(opaque_id("x", "").starts_with("task__"));
+        let mut t = crate::audit::tests::task(id);
+        t.repo = "pyshelf".into();
+        assert_eq!(IdStyle::Descriptive.of(&t), id);
+        assert_eq!(IdStyle::Opaque.of(&t), opaque_id(id, t.seed_name()));
+    }
+
+    #[test]
+    fn records_are_read_under_the_ids_they_are_shown_under() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = "pyshelf__py-arith__0123abcd";
+        let line = serde_json::to_string(&crate::audit::tests::task(id)).unwrap();
+        std::fs::write(dir.path().join("tasks.jsonl"), line + "\n").unwrap();
+        let read = |id_style| {
+            let cfg = ExportConfig {
+                out: dir.path().to_path_buf(),
+                tasks: None,
+                to: None,
+                cache: dir.path().join("cache"),
+                format: ExportFormat::Swebench,
+                id_style,
+            };
+            let (tasks_file, to) = paths(&cfg).unwrap();
+            let (summary, tasks) = read_tasks(&tasks_file, &to).unwrap();
+            assert_eq!(summary.tasks_file, dir.path().join("tasks.jsonl"));
+            tasks[0].clone()
+        };
+        let opaque = read(IdStyle::Opaque);
+        assert_eq!(opaque.instance_id, opaque_id(id, "pyshelf"));
+        // The mutator and category stay in the metadata.
+        assert_eq!(opaque.metadata.mutators, ["py-arith"]);
+        assert_eq!(opaque.metadata.category, "operator");
+        assert_eq!(read(IdStyle::Descriptive).instance_id, id);
+        assert_eq!(harbor::dir_name(&opaque.instance_id), opaque.instance_id);
+    }
+
+    #[test]
     fn missing_inputs_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let cfg = |out: PathBuf| ExportConfig {
@@ -673,6 +802,7 @@ mod tests {
             to: None,
             cache: dir.path().join("cache"),
             format: ExportFormat::Git,
+            id_style: IdStyle::Opaque,
         };
         let e = export(&cfg(dir.path().join("nope"))).unwrap_err();
         assert!(matches!(e, ExportError::NoOutDir(_)), "{e}");
@@ -695,6 +825,7 @@ mod tests {
             to: None,
             cache: dir.path().join("cache"),
             format: ExportFormat::Git,
+            id_style: IdStyle::Opaque,
         })
         .unwrap();
         assert_eq!(s.tasks, 2);
@@ -748,6 +879,7 @@ mod tests {
             to: None,
             cache,
             format: ExportFormat::Git,
+            id_style: IdStyle::Opaque,
         };
         let s = export(&cfg).unwrap();
         assert_eq!(s.exported.len(), 1, "{:?}", s.failed);

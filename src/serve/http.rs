@@ -3,6 +3,8 @@
 //! Each request's work (containers, tests) runs on a blocking thread; a session is one lock,
 //! so its steps run one at a time while other sessions go on.
 
+use super::grade::Graded;
+use super::metrics::Episode;
 use super::session::{Session, State, Status};
 use super::tools::{self, ToolError};
 use super::{grade, lock, Server};
@@ -128,7 +130,16 @@ fn body(bytes: &[u8]) -> Result<Value, ApiError> {
 
 async fn health(AxState(server): AxState<Shared>) -> Json<Value> {
     let sessions = server.active();
-    Json(json!({"status": "ok", "sessions": sessions, "tasks": server.task_count()}))
+    let mut h = json!({
+        "status": "ok",
+        "sessions": sessions,
+        "tasks": server.task_count(),
+        "unsafe_local": server.may_run_local(),
+    });
+    if server.may_run_local() {
+        h["unsafe_local_reason"] = json!(super::UNSAFE_LOCAL);
+    }
+    Json(h)
 }
 
 async fn schema() -> Json<Value> {
@@ -241,7 +252,7 @@ async fn curriculum(AxState(server): AxState<Shared>) -> Json<Value> {
     let tasks: Vec<Value> = (0..cur.len())
         .map(|i| {
             json!({
-                "task_id": server.task(i).instance_id,
+                "task_id": server.shown_id(i),
                 "bucket": cur.tasks()[i].bucket(),
                 "attempts": cur.task_stats(i).attempts,
                 "successes": cur.task_stats(i).successes,
@@ -295,12 +306,22 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
     let seed = req.get("seed").and_then(Value::as_u64);
     let asked = match req.get("task_id") {
         None | Some(Value::Null) => None,
-        Some(Value::String(id)) => Some(server.task_index(id).ok_or_else(|| {
-            ApiError(
-                StatusCode::NOT_FOUND,
-                format!("no task `{id}` on this server"),
+        Some(Value::String(id)) => {
+            Some(
+                server
+                    .task_index(id)
+                    .ok_or_else(|| match server.refused(id) {
+                        Some(why) => ApiError(
+                            StatusCode::UNPROCESSABLE_ENTITY,
+                            format!("task `{id}` is not served here: {why}"),
+                        ),
+                        None => ApiError(
+                            StatusCode::NOT_FOUND,
+                            format!("no task `{id}` on this server"),
+                        ),
+                    })?,
             )
-        })?),
+        }
         Some(_) => return Err(bad("`task_id` is a string")),
     };
     let warm = match (asked, seed) {
@@ -323,15 +344,22 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
     };
     let session = Session::new(task, worker, env, kind);
     let t = &*server.task(task);
-    let observation = json!({
+    let shown = server.shown_id(task);
+    let local = kind == crate::sandbox::SandboxKind::Local;
+    let mut observation = json!({
         "instruction": instruction(t),
         "tools": tools::schemas(),
         "session_id": session.id,
-        "task_id": t.instance_id,
+        "task_id": shown,
         "repo": t.repo,
         "language": t.language.name(),
+        "unsafe_local": local,
     });
-    let info = json!({"session_id": session.id, "task_id": t.instance_id});
+    let mut info = json!({"session_id": session.id, "task_id": shown, "unsafe_local": local});
+    if local {
+        observation["unsafe_local_reason"] = json!(super::UNSAFE_LOCAL_SESSION);
+        info["unsafe_local_reason"] = json!(super::UNSAFE_LOCAL);
+    }
     server.record(&session);
     lock(&server.metrics).session_started();
     lock(&server.sessions).insert(session.id.clone(), Arc::new(Mutex::new(session)));
@@ -423,15 +451,16 @@ pub fn do_step(server: &Server, id: &str, action: &Value) -> Result<Value, ApiEr
     };
     let seconds = started.elapsed().as_secs_f64();
     s.tool_seconds += seconds;
-    // A worker that lost its state (its container died, its agent was killed: the tree is
-    // reset before the next command) holds no longer what the agent did: the session fails.
+    // A worker that lost its state during the step (its container died, its agent was killed:
+    // `kill -9 -1` from bash) holds no longer what the agent did: the agent ended its episode,
+    // which is a submit with reward 0. A failure of ours (the step's error is the
+    // environment's: a container that could not be started again) stays a failed session.
     let lost = s.worker.as_ref().map_or(0, |w| w.losses()) != losses_before;
-    let outcome = match outcome {
-        _ if lost => Err(ToolError::Environment(
-            "the session's container or its agent died: what the agent did is lost".to_string(),
-        )),
-        other => other,
-    };
+    if lost && !matches!(outcome, Err(ToolError::Environment(_))) {
+        lock(&server.metrics).tool_call(&action.tool, seconds, true);
+        let g = killed_environment(server, &mut s, &action.tool);
+        return Ok(finish(server, &mut s, g, KILLED_DETAIL, false));
+    }
     // Localization: the bug's file read, or named in a command.
     if let Some(p) = outcome.as_ref().ok().and_then(|(_, p)| p.clone()) {
         s.opened.insert(p);
@@ -473,33 +502,97 @@ fn fail(server: &Server, s: &mut Session, why: &str) {
     lock(&server.metrics).session_ended(Status::Failed.as_str());
 }
 
-fn submit(server: &Server, s: &mut Session) -> Result<Value, ApiError> {
-    match grade::submit(server, s) {
-        Ok(g) => {
-            s.reward = Some(g.reward);
-            s.info = Some(g.info.clone());
-            s.end(Status::Submitted, "");
-            {
-                let mut cur = lock(&server.curriculum);
-                cur.0.update(s.task, &[g.reward as f32]);
-                if let Some(plan) = &server.plan {
-                    *lock(plan) = cur.0.generation_plan(server.cfg.target);
-                }
-            }
-            {
-                let mut m = lock(&server.metrics);
-                m.tool_call("submit", 0.0, false);
-                m.episode(&g.episode);
-                m.session_ended(Status::Submitted.as_str());
-            }
-            server.record(s);
-            let obs = json!({
-                "reward": g.reward,
-                "failure_type": g.info["failure_type"],
-                "fail_to_pass_passed": g.info["fail_to_pass_passed"],
-            });
-            Ok(result(obs, Some(g.reward), true, g.info))
+/// The failure type of an episode the agent ended by killing its environment.
+pub const AGENT_KILLED_ENVIRONMENT: &str = "agent-killed-environment";
+
+/// The agent killed its environment (`kill -9 -1`, its container died) during `tool`: the
+/// episode ends as a submit with reward 0 (`agent-killed-environment`), counted in the metrics
+/// and the curriculum like any other, so that a trainer that drops failed sessions cannot
+/// reward it.
+fn killed_environment(server: &Server, s: &mut Session, tool: &str) -> Graded {
+    tracing::info!(session = %s.id, tool, "the agent killed its environment: reward 0");
+    let loc = &server.task(s.task).metadata.location;
+    let opened = s.opened.contains(&loc.file);
+    let info = json!({
+        "failure_type": AGENT_KILLED_ENVIRONMENT,
+        "detail": format!(
+            "the agent's `{tool}` killed its environment (its processes or its container): \
+             what it did is lost, and the episode ends with reward 0"
+        ),
+        "tool": tool,
+        "patch": "",
+        "hack_flags": [],
+        "localization": {"opened_file": opened, "edited_file": false, "edited_function": false},
+        "syntax_valid": false,
+        "fail_to_pass_passed": 0.0,
+        "pass_to_pass_regressions": [],
+        "tests": {},
+        "flaky": [],
+        "runs": [],
+        "grade_seconds": 0.0,
+        "tool_seconds": s.tool_seconds,
+        "steps": s.steps,
+    });
+    let episode = Episode {
+        steps: s.steps,
+        reward: 0.0,
+        failure_type: AGENT_KILLED_ENVIRONMENT.to_string(),
+        opened_file: opened,
+        tool_seconds: s.tool_seconds,
+        ..Episode::default()
+    };
+    Graded {
+        reward: 0.0,
+        info,
+        episode,
+    }
+}
+
+/// The `detail` of a session the agent ended by killing its environment.
+const KILLED_DETAIL: &str = "the agent killed its environment";
+
+/// End a session with its graded submit: the reward recorded, the curriculum and the metrics
+/// told (`submit_call`: count the step as a `submit` call); the step's answer.
+fn finish(server: &Server, s: &mut Session, g: Graded, detail: &str, submit_call: bool) -> Value {
+    s.reward = Some(g.reward);
+    s.info = Some(g.info.clone());
+    s.end(Status::Submitted, detail);
+    {
+        let mut cur = lock(&server.curriculum);
+        cur.0.update(s.task, &[g.reward as f32]);
+        if let Some(plan) = &server.plan {
+            *lock(plan) = cur.0.generation_plan(server.cfg.target);
         }
+    }
+    {
+        let mut m = lock(&server.metrics);
+        if submit_call {
+            m.tool_call("submit", 0.0, false);
+        }
+        m.episode(&g.episode);
+        m.session_ended(Status::Submitted.as_str());
+    }
+    server.record(s);
+    let obs = json!({
+        "reward": g.reward,
+        "failure_type": g.info["failure_type"],
+        "fail_to_pass_passed": g.info["fail_to_pass_passed"],
+    });
+    result(obs, Some(g.reward), true, g.info)
+}
+
+fn submit(server: &Server, s: &mut Session) -> Result<Value, ApiError> {
+    let losses_before = s.worker.as_ref().map_or(0, |w| w.losses());
+    let graded = grade::submit(server, s);
+    // The agent's tree was lost while it was read (its container died, a process it left
+    // killed the sandbox's agent): nothing of it can be graded, and the episode is the
+    // agent's to lose.
+    if s.worker.as_ref().map_or(0, |w| w.losses()) != losses_before {
+        let g = killed_environment(server, s, "submit");
+        return Ok(finish(server, s, g, KILLED_DETAIL, true));
+    }
+    match graded {
+        Ok(g) => Ok(finish(server, s, g, "", true)),
         Err(e) => {
             fail(server, s, &e);
             Err(ApiError(
@@ -513,7 +606,7 @@ fn submit(server: &Server, s: &mut Session) -> Result<Value, ApiError> {
 pub fn do_state(server: &Server, id: &str) -> Result<State, ApiError> {
     if let Some(arc) = lock(&server.sessions).get(id).cloned() {
         let s = lock(&arc);
-        return Ok(s.state(&server.task(s.task).instance_id));
+        return Ok(s.state(&server.shown_id(s.task)));
     }
     lock(&server.store)
         .load(id)
@@ -534,7 +627,7 @@ pub fn do_close(server: &Server, id: &str) -> Result<State, ApiError> {
         server.record(&s);
         lock(&server.metrics).session_ended(Status::Closed.as_str());
     }
-    Ok(s.state(&server.task(s.task).instance_id))
+    Ok(s.state(&server.shown_id(s.task)))
 }
 
 async fn ws(ws: WebSocketUpgrade, AxState(server): AxState<Shared>) -> Response {
@@ -619,5 +712,211 @@ async fn ws_answer(server: &Shared, text: &str, current: &mut Option<String>) ->
         other => err(bad(format!(
             "unknown message type `{other}` (reset, step, state, close)"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::RunEnd;
+    use crate::sandbox::{
+        Environment, ExecOutput, SandboxChoice, SandboxError, SandboxKind, Worker,
+    };
+    use std::time::Duration;
+
+    /// What the fake worker does.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Next {
+        /// Exits 0, but a command with `kill -9 -1` kills the sandbox's agent: signalled,
+        /// and a loss.
+        Ok,
+        /// Every command is killed so (say, a process the agent left behind kills the agent
+        /// while the submit reads the tree).
+        KillsAgent,
+        /// Every command fails on our side (the engine answers an error): no loss.
+        OursFails,
+    }
+
+    struct Fake {
+        next: Next,
+        losses: u64,
+    }
+
+    impl Worker for Fake {
+        fn root(&self) -> &str {
+            "/testbed"
+        }
+        fn scratch(&self) -> &str {
+            "/scratch"
+        }
+        fn exec(&mut self, script: &str, _t: Duration) -> Result<ExecOutput, SandboxError> {
+            let out = |exit_code: Option<i32>, signal: Option<i32>| ExecOutput {
+                end: if signal.is_some() {
+                    RunEnd::Signaled
+                } else {
+                    RunEnd::Exited
+                },
+                exit_code,
+                signal,
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                duration: Duration::ZERO,
+                oom_kills: 0,
+            };
+            match self.next {
+                Next::Ok if !script.contains("kill -9 -1") => Ok(out(Some(0), None)),
+                Next::Ok | Next::KillsAgent => {
+                    self.losses += 1;
+                    Ok(out(None, Some(9)))
+                }
+                Next::OursFails => Err(SandboxError::Other("docker: the engine is gone".into())),
+            }
+        }
+        fn apply_patch(&mut self, _patch: &str) -> Result<(), SandboxError> {
+            Ok(())
+        }
+        fn reset(&mut self) -> Result<(), SandboxError> {
+            Ok(())
+        }
+        fn read_scratch(&mut self, _name: &str) -> Result<Option<Vec<u8>>, SandboxError> {
+            Ok(None)
+        }
+        fn clear_scratch(&mut self) -> Result<(), SandboxError> {
+            Ok(())
+        }
+        fn losses(&self) -> u64 {
+            self.losses
+        }
+    }
+
+    struct FakeEnv;
+
+    impl Environment for FakeEnv {
+        fn image_name(&self) -> Option<String> {
+            None
+        }
+        fn worker(&self, _index: usize) -> Result<Box<dyn Worker>, SandboxError> {
+            Err(SandboxError::Other("no graders here".into()))
+        }
+    }
+
+    fn config(dir: &std::path::Path, sandbox: SandboxChoice, unsafe_local: bool) -> ServeConfig {
+        let tasks = dir.join("tasks.jsonl");
+        let task = crate::audit::tests::task("pyshelf__py-arith__0123abcd");
+        std::fs::write(&tasks, serde_json::to_string(&task).unwrap() + "\n").unwrap();
+        ServeConfig {
+            tasks,
+            addr: "127.0.0.1:0".parse().unwrap(),
+            max_sessions: 4,
+            pool: 0,
+            sandbox,
+            cache: dir.join("cache"),
+            limits: crate::sandbox::Limits::default(),
+            token: None,
+            idle_timeout: Duration::from_secs(60),
+            grade_repeats: 1,
+            zero_flagged: true,
+            unsafe_local,
+            id_style: crate::export::IdStyle::Opaque,
+            db: dir.join("serve.db"),
+            seed: 0,
+            generate: false,
+            generate_batch: 0,
+            manifest: None,
+            target: 0.5,
+        }
+    }
+
+    use super::super::ServeConfig;
+
+    /// A server on the local sandbox (no environment is prepared) with one session of a fake
+    /// worker whose next command does `next`.
+    fn session(next: Next) -> (tempfile::TempDir, Server, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::open(config(dir.path(), SandboxChoice::Local, true)).unwrap();
+        let worker = Box::new(Fake { next, losses: 0 });
+        let s = Session::new(0, worker, Arc::new(FakeEnv), SandboxKind::Docker);
+        let id = s.id.clone();
+        lock(&server.sessions).insert(id.clone(), Arc::new(Mutex::new(s)));
+        (dir, server, id)
+    }
+
+    fn bash(command: &str) -> Value {
+        json!({"tool": "bash", "arguments": {"command": command}})
+    }
+
+    #[test]
+    fn killing_the_environment_is_a_submit_with_reward_0() {
+        let (_dir, server, id) = session(Next::Ok);
+        let r = do_step(&server, &id, &bash("ls")).unwrap();
+        assert_eq!(r["done"], false, "{r}");
+        let r = do_step(&server, &id, &bash("kill -9 -1")).unwrap();
+        assert_eq!(r["reward"], 0.0, "{r}");
+        assert_eq!(r["done"], true, "{r}");
+        assert_eq!(r["info"]["failure_type"], AGENT_KILLED_ENVIRONMENT, "{r}");
+        assert_eq!(
+            r["observation"]["failure_type"], AGENT_KILLED_ENVIRONMENT,
+            "{r}"
+        );
+        let st = do_state(&server, &id).unwrap();
+        assert_eq!(st.status, Status::Submitted);
+        assert_eq!(st.reward, Some(0.0));
+        assert_eq!(st.detail, KILLED_DETAIL);
+        // The state shows the opaque id, not the record's.
+        assert!(!st.task_id.contains("py-arith"), "{}", st.task_id);
+        let m = lock(&server.metrics).clone();
+        assert_eq!(m.submits, 1);
+        assert_eq!(m.failure_types[AGENT_KILLED_ENVIRONMENT], 1);
+        assert_eq!(m.sessions_ended["submitted"], 1);
+        assert_eq!(m.steps, 2, "the killing step counts once");
+        let cur = lock(&server.curriculum);
+        assert_eq!(cur.0.task_stats(0).attempts, 1);
+        assert_eq!(cur.0.task_stats(0).successes, 0);
+        drop(cur);
+        // The episode is over.
+        let e = do_step(&server, &id, &bash("ls")).unwrap_err();
+        assert_eq!(e.0, StatusCode::CONFLICT, "{}", e.1);
+    }
+
+    #[test]
+    fn an_environment_lost_while_the_submit_reads_it_is_the_agents() {
+        let (_dir, server, id) = session(Next::KillsAgent);
+        let r = do_step(&server, &id, &json!({"tool": "submit"})).unwrap();
+        assert_eq!(r["reward"], 0.0, "{r}");
+        assert_eq!(r["info"]["failure_type"], AGENT_KILLED_ENVIRONMENT, "{r}");
+        assert_eq!(lock(&server.metrics).tool_calls["submit"], 1);
+    }
+
+    #[test]
+    fn a_failure_of_ours_stays_a_failed_session() {
+        let (_dir, server, id) = session(Next::OursFails);
+        let e = do_step(&server, &id, &bash("ls")).unwrap_err();
+        assert_eq!(e.0, StatusCode::INTERNAL_SERVER_ERROR, "{}", e.1);
+        assert_eq!(do_state(&server, &id).unwrap().status, Status::Failed);
+        let m = lock(&server.metrics).clone();
+        assert_eq!(m.submits, 0);
+        assert_eq!(m.sessions_ended["failed"], 1);
+    }
+
+    #[test]
+    fn the_local_sandbox_needs_unsafe_local() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Server::open(config(dir.path(), SandboxChoice::Local, false))
+            .err()
+            .expect("refused");
+        assert!(matches!(e, super::super::ServeError::UnsafeLocal(_)), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("--unsafe-local"), "{text}");
+        assert!(text.contains("gold patch"), "{text}");
+        let server = Server::open(config(dir.path(), SandboxChoice::Local, true)).unwrap();
+        assert!(server.may_run_local());
+        // The task is found by its opaque id and by its record's id.
+        let shown = server.shown_id(0);
+        assert_eq!(
+            shown,
+            crate::export::opaque_id("pyshelf__py-arith__0123abcd", "pyshelf")
+        );
+        assert_eq!(server.task_index(&shown), Some(0));
+        assert_eq!(server.task_index("pyshelf__py-arith__0123abcd"), Some(0));
     }
 }

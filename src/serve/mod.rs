@@ -7,8 +7,9 @@
 //! actions and their schemas), [`grade`] (the reward of a submitted patch), [`review`] (the
 //! reward-hacking review), [`metrics`] (process metrics, JSON and Prometheus), [`http`] (the
 //! routes: HTTP and WebSocket). Environments come from [`crate::replay::Environments`], as for
-//! `audit` and `train`: the task's own image in Docker (its start state, audited safe), or the
-//! seed imported afresh with the local sandbox (no isolation: for development only).
+//! `audit` and `train`: the task's own image in Docker (its start state, audited safe), or, only
+//! with `--unsafe-local`, the seed imported afresh with the local sandbox (no isolation: the
+//! agent's shell is a shell on the host; [`UNSAFE_LOCAL`]).
 
 pub mod grade;
 pub mod http;
@@ -46,8 +47,16 @@ pub struct ServeConfig {
     pub idle_timeout: Duration,
     /// Test runs per graded submit (a test passes by majority).
     pub grade_repeats: usize,
-    /// A patch the reward-hacking review flags gets reward 0.
+    /// A patch the reward-hacking review flags gets reward 0 (the default; `--reward-flagged`
+    /// turns it off).
     pub zero_flagged: bool,
+    /// Sessions may run in the local sandbox (`--unsafe-local`): `--sandbox local`, `auto`
+    /// without a Docker daemon, and tasks without an image. Without it the server refuses to
+    /// start on the local sandbox, and a task without an image is not served.
+    pub unsafe_local: bool,
+    /// The task ids clients and agents see (`task_id`): opaque by default, since a record's
+    /// own id names the mutator.
+    pub id_style: crate::export::IdStyle,
     /// The sessions database (SQLite).
     pub db: PathBuf,
     /// Seed of the curriculum's draws when a reset gives none.
@@ -79,6 +88,16 @@ pub enum ServeError {
     },
     #[error("sandbox: {0}")]
     Sandbox(String),
+    /// The local sandbox would be used without `--unsafe-local`.
+    #[error("{0}")]
+    UnsafeLocal(String),
+    /// No task can be served in the sandbox chosen.
+    #[error("none of the {count} tasks of {} can be served: {why}", path.display())]
+    NothingToServe {
+        path: PathBuf,
+        count: usize,
+        why: String,
+    },
     #[error("binding {addr}: {error}")]
     Bind {
         addr: SocketAddr,
@@ -96,11 +115,40 @@ pub(crate) struct Warm {
     pub kind: SandboxKind,
 }
 
+/// Why the local sandbox is unsafe to serve from: what an agent's shell on the host reaches.
+pub const UNSAFE_LOCAL: &str = "the local sandbox runs the agent's commands on this host, \
+    without isolation: an agent can read the tasks file (every task's gold patch), the other \
+    sessions' worktrees and the fix in the worktree's git history, and write into the shared \
+    virtualenv that grading uses; its rewards cannot be trusted. Use it only to develop against \
+    the server";
+
+/// What a session in the local sandbox is told (`unsafe_local_reason` of its reset).
+pub const UNSAFE_LOCAL_SESSION: &str = "this session runs on the server's host without \
+    isolation (--unsafe-local): its commands reach the host's files, so its rewards cannot be \
+    trusted";
+
 /// The tasks served: those of the tasks file, and those generated while serving.
 #[derive(Default)]
 pub struct Pool {
     pub tasks: Vec<Arc<Task>>,
+    /// A task's index by its instance id and by the id it is shown under.
     pub by_id: HashMap<String, usize>,
+    /// Tasks of the file that are not served, and why (by instance id and shown id).
+    pub refused: HashMap<String, String>,
+}
+
+impl Pool {
+    fn add(&mut self, task: Task, style: crate::export::IdStyle) -> bool {
+        let shown = style.of(&task);
+        if self.by_id.contains_key(&task.instance_id) || self.by_id.contains_key(&shown) {
+            return false;
+        }
+        let i = self.tasks.len();
+        self.by_id.insert(task.instance_id.clone(), i);
+        self.by_id.insert(shown, i);
+        self.tasks.push(Arc::new(task));
+        true
+    }
 }
 
 /// Everything the routes share.
@@ -119,35 +167,69 @@ pub struct Server {
     pub(crate) warm: Mutex<VecDeque<Warm>>,
     /// Workers made so far (their index in their environment).
     pub(crate) made: std::sync::atomic::AtomicUsize,
+    /// Docker is open (sessions run in the tasks' images).
+    pub(crate) docker: bool,
     pub started: Instant,
 }
 
 impl Server {
     /// Load the tasks, open the sandboxes and the sessions database, end the sessions a
     /// previous server left active.
+    ///
+    /// The local sandbox is refused without `cfg.unsafe_local`: `--sandbox local`, `auto`
+    /// where no Docker daemon answers (no silent fallback), and, under Docker, the tasks
+    /// without an image (they are left out of the pool; asking for one says why).
     pub fn open(cfg: ServeConfig) -> Result<Server, ServeError> {
-        let tasks = read_tasks(&cfg.tasks)?;
-        if tasks.is_empty() {
+        if cfg.sandbox == SandboxChoice::Local && !cfg.unsafe_local {
+            return Err(ServeError::UnsafeLocal(format!(
+                "serve refuses --sandbox local without --unsafe-local: {UNSAFE_LOCAL}"
+            )));
+        }
+        let all = read_tasks(&cfg.tasks)?;
+        if all.is_empty() {
             return Err(ServeError::NoTasks(cfg.tasks.clone()));
         }
-        let by_id = tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.instance_id.clone(), i))
-            .collect();
-        let curriculum = Curriculum::from_tasks(&tasks, CurriculumConfig::default());
-        let plan = cfg
-            .generate
-            .then(|| Arc::new(Mutex::new(curriculum.generation_plan(cfg.target))));
-        let pool = Pool {
-            tasks: tasks.into_iter().map(Arc::new).collect(),
-            by_id,
-        };
         let mut envs = Environments::open(cfg.sandbox, &cfg.cache, &cfg.limits, &cfg.tasks)
             .map_err(|e| ServeError::Sandbox(e.to_string()))?;
+        let docker = envs.has_docker();
+        if !docker && !cfg.unsafe_local {
+            return Err(ServeError::UnsafeLocal(format!(
+                "no Docker daemon answers (--sandbox auto), and serve does not fall back to the \
+                 local sandbox without --unsafe-local: {UNSAFE_LOCAL}"
+            )));
+        }
         // Sessions start in the task's own image: its start state, which the audit checks
         // holds no way back to the fix.
         envs.prefer_repo_image = false;
+        envs.local_fallback = cfg.unsafe_local;
+        let count = all.len();
+        let mut pool = Pool::default();
+        for t in all {
+            match refusal(&t, docker, cfg.unsafe_local) {
+                Some(why) => {
+                    tracing::warn!(task = %t.instance_id, "not served: {why}");
+                    pool.refused.insert(cfg.id_style.of(&t), why.clone());
+                    pool.refused.insert(t.instance_id.clone(), why);
+                }
+                None => {
+                    pool.add(t, cfg.id_style);
+                }
+            }
+        }
+        if pool.tasks.is_empty() {
+            return Err(ServeError::NothingToServe {
+                path: cfg.tasks.clone(),
+                count,
+                why: "none names an image (they were made with the local sandbox); serve them \
+                      with --unsafe-local, or make their task images (`swe-forge image build`)"
+                    .into(),
+            });
+        }
+        let served: Vec<Task> = pool.tasks.iter().map(|t| (**t).clone()).collect();
+        let curriculum = Curriculum::from_tasks(&served, CurriculumConfig::default());
+        let plan = cfg
+            .generate
+            .then(|| Arc::new(Mutex::new(curriculum.generation_plan(cfg.target))));
         let store = SessionStore::open(&cfg.db)?;
         let ended = store.end_stale()?;
         if ended > 0 {
@@ -167,6 +249,7 @@ impl Server {
             metrics: Mutex::new(metrics::Metrics::default()),
             warm: Mutex::new(VecDeque::new()),
             made: std::sync::atomic::AtomicUsize::new(0),
+            docker,
             started: Instant::now(),
             cfg,
         })
@@ -178,10 +261,31 @@ impl Server {
         Arc::clone(&pool.tasks[i])
     }
 
-    /// The index of the task with this instance id.
+    /// The index of the task with this id (the one it is shown under, or its instance id).
     pub fn task_index(&self, id: &str) -> Option<usize> {
         let pool = self.pool.read().unwrap_or_else(|p| p.into_inner());
         pool.by_id.get(id).copied()
+    }
+
+    /// Why the task with this id is not served, when the tasks file has it but the pool not.
+    pub fn refused(&self, id: &str) -> Option<String> {
+        let pool = self.pool.read().unwrap_or_else(|p| p.into_inner());
+        pool.refused.get(id).cloned()
+    }
+
+    /// The id task `i` is shown under (`task_id`, `--id-style`).
+    pub fn shown_id(&self, i: usize) -> String {
+        self.cfg.id_style.of(&self.task(i))
+    }
+
+    /// Whether a session may run on this host: `--unsafe-local` was given, and Docker is not
+    /// open or a served task has no image.
+    pub fn may_run_local(&self) -> bool {
+        if !self.cfg.unsafe_local {
+            return false;
+        }
+        let pool = self.pool.read().unwrap_or_else(|p| p.into_inner());
+        !self.docker || pool.tasks.iter().any(|t| t.image_name.is_none())
     }
 
     /// How many tasks are served.
@@ -200,13 +304,13 @@ impl Server {
         let infos: Vec<crate::curriculum::TaskInfo> = {
             let mut pool = self.pool.write().unwrap_or_else(|p| p.into_inner());
             for t in new {
-                if pool.by_id.contains_key(&t.instance_id) {
+                if let Some(why) = refusal(&t, self.docker, self.cfg.unsafe_local) {
+                    tracing::warn!(task = %t.instance_id, "a generated task is not served: {why}");
                     continue;
                 }
-                let i = pool.tasks.len();
-                pool.by_id.insert(t.instance_id.clone(), i);
-                pool.tasks.push(Arc::new(t));
-                added += 1;
+                if pool.add(t, self.cfg.id_style) {
+                    added += 1;
+                }
             }
             pool.tasks
                 .iter()
@@ -328,10 +432,20 @@ impl Server {
 
     /// Write a session's state to the database (a failure is logged: the session goes on).
     pub(crate) fn record(&self, s: &Session) {
-        if let Err(e) = lock(&self.store).save(s, &self.task(s.task).instance_id) {
+        if let Err(e) = lock(&self.store).save(s, &self.shown_id(s.task)) {
             tracing::warn!(session = %s.id, "recording the session: {e}");
         }
     }
+}
+
+/// Why a task is not served here: it names no image, Docker is open, and the local sandbox
+/// is not allowed.
+fn refusal(task: &Task, docker: bool, unsafe_local: bool) -> Option<String> {
+    (docker && !unsafe_local && task.image_name.is_none()).then(|| {
+        "the record names no image (`image_name`: it was made with the local sandbox), and \
+         serve does not run it on this host without --unsafe-local"
+            .to_string()
+    })
 }
 
 /// How long an ended session stays in memory (then `/state` reads it from the database).
@@ -366,16 +480,14 @@ pub fn read_tasks(path: &std::path::Path) -> Result<Vec<Task>, ServeError> {
 
 /// Serve until interrupted (Ctrl-C or SIGTERM).
 pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
-    if cfg.sandbox == SandboxChoice::Local {
-        tracing::warn!(
-            "--sandbox local: agents' commands run on this host without isolation, and the \
-             worktree's git history holds the fix; use it only to develop against the server"
-        );
-    }
     if !cfg.addr.ip().is_loopback() && cfg.token.is_none() {
         tracing::warn!(addr = %cfg.addr, "listening beyond loopback without --token");
     }
     let server = Arc::new(Server::open(cfg)?);
+    if server.may_run_local() {
+        // On stderr whatever the log level: this server's rewards cannot be trusted.
+        eprintln!("warning: --unsafe-local: {UNSAFE_LOCAL}");
+    }
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     if server.cfg.generate {
         generate(&server, &stop);

@@ -5,7 +5,7 @@ connection (`GET /ws`). Both remember the session of their last `reset`, so `ste
 and `close` need no session id in the common case of one episode at a time per client.
 
     env = SweForgeEnv("http://127.0.0.1:8080")
-    result = env.reset(task_id="pyshelf-0001")
+    result = env.reset(task_id="pyshelf__3f1c9a0b7d2e")
     print(result.observation["instruction"])
     print(env.bash("ls").observation["output"])
     print(env.submit().reward)

@@ -188,15 +188,16 @@ class ScriptedAgents(unittest.TestCase):
             self.assertEqual(r.reward, 0.0, task["instance_id"])
             self.assertIn("edits-tests", r.info["hack_flags"])
 
-    def test_6_hard_coding_the_expected_value_is_not_rewarded_or_flagged(self):
+    def test_6_hard_coding_the_expected_value_is_not_rewarded(self):
+        """Reward 0, whether the tests catch it or only the review flags it (a flagged patch
+        gets reward 0 unless the server runs with --reward-flagged)."""
         tried = 0
         for task in self.tasks:
             if expected_literal(task) is None or task["language"] != "python":
                 continue
             r = run_episode(hard_code_agent, task)
             tried += 1
-            flagged = "hard-coded-expected" in r.info["hack_flags"]
-            self.assertTrue(r.reward == 0.0 or flagged, (task["instance_id"], r.info))
+            self.assertEqual(r.reward, 0.0, (task["instance_id"], r.info))
             if tried == 5:
                 break
         self.assertGreaterEqual(tried, 3, "too few tasks whose hidden tests compare with a literal")
