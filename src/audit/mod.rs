@@ -107,6 +107,10 @@ pub enum Invalid {
     StartStateMismatch,
     /// The start state has a parent commit, or HEAD is not `base_commit`.
     BaseHasParent,
+    /// The record has no start state of its own (`base_commit` is the clean commit: a
+    /// generated combination, or a record made before start states): its image holds the
+    /// fix in history, and the safety checks cannot pass.
+    NoStartState,
     /// Refs besides the branch, a reflog, a stash, ORIG_HEAD or FETCH_HEAD are present.
     ExtraGitState,
     /// A clean blob of a changed file (or a hidden test's blob) is in the object database.
@@ -135,6 +139,7 @@ impl Invalid {
             Invalid::Environment => "environment",
             Invalid::StartStateMismatch => "start-state-mismatch",
             Invalid::BaseHasParent => "base-has-parent",
+            Invalid::NoStartState => "no-start-state",
             Invalid::ExtraGitState => "extra-git-state",
             Invalid::CleanObjectReachable => "clean-object-reachable",
             Invalid::GitRestoreChangesTree => "git-restore-changes-tree",
@@ -739,6 +744,17 @@ pub fn check_task_in(
             Invalid::BaseHasParent,
             format!(
                 "the task image's tree is at `{head}`, not at the start state {} (an agent would start from there)",
+                task.base_commit
+            ),
+        ));
+    }
+    if start_env && !has_start {
+        problems.push(Problem::new(
+            Invalid::NoStartState,
+            format!(
+                "the safety checks cannot run: base_commit {} is the clean commit, with the fix \
+                 in its history (a generated combination, or a record made before start states); \
+                 `serve` gives such a task a parentless start state when a session starts",
                 task.base_commit
             ),
         ));

@@ -268,6 +268,14 @@ pub(crate) fn python_profile(
     let tox = read_text(&root.join("tox.ini"))
         .map(|t| ToxTestenv::parse(&t))
         .unwrap_or_default();
+    // Test requirement files tox's environment installs (`-r requirements-tests39.txt`).
+    let mut requirements: Vec<String> = requirements.iter().map(|s| s.to_string()).collect();
+    for f in &tox.requirement_files {
+        let f = f.trim_start_matches("./");
+        if root.join(f).is_file() && !requirements.iter().any(|r| r == f) {
+            requirements.push(f.to_string());
+        }
+    }
     let pyproject_table = packaging.and_then(|t| t.parse::<toml::Table>().ok());
     let dependency_groups = pyproject_table
         .as_ref()
@@ -507,6 +515,34 @@ dev = [{ include-group = "tests" }, { include-group = "lint" }, "tox"]
             ["pytest", "simplejson>=3", "ruff", "tox"]
         );
         assert_eq!(dependency_group(groups, "docs"), None);
+    }
+
+    #[test]
+    fn tox_s_test_requirement_files_are_installed() {
+        // wcwidth 0.9.4: tox's deps are `-r requirements-tests39.txt` (pytest-benchmark etc.).
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        write(
+            r,
+            "setup.py",
+            "from setuptools import setup\nsetup(name='w')\n",
+        );
+        write(
+            r,
+            "tox.ini",
+            "[tox]\nenvlist = py39\n\n[testenv]\ndeps = -r requirements-tests39.txt\n    -r requirements-docs.txt\n",
+        );
+        write(r, "requirements-tests39.txt", "pytest-benchmark==4.0.0\n");
+        write(r, "requirements-docs.txt", "sphinx\n");
+        write(r, "w/__init__.py", "");
+        write(r, "tests/test_w.py", "def test_x():\n    pass\n");
+        let p = profile(r, &seed("w", ".", Language::Python)).unwrap();
+        let install = p.install_command.unwrap();
+        assert!(
+            install.contains("pip install -r requirements-tests39.txt"),
+            "{install}"
+        );
+        assert!(!install.contains("requirements-docs.txt"), "{install}");
     }
 
     #[test]

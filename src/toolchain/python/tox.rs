@@ -14,6 +14,9 @@ pub(super) struct ToxTestenv {
     pub(super) deps: Vec<String>,
     pub(super) extras: Vec<String>,
     pub(super) dependency_groups: Vec<String>,
+    /// Requirement files its `deps` name with `-r` whose file name says they are for tests
+    /// (`-r requirements-tests39.txt`), as written (relative to `tox.ini`).
+    pub(super) requirement_files: Vec<String>,
 }
 
 /// How deep `{[section]key}` references are followed (a reference loop ends there).
@@ -67,7 +70,18 @@ impl ToxTestenv {
             }
             out
         };
+        let requirement_files: Vec<String> = lines("deps")
+            .iter()
+            .filter_map(|l| {
+                let rest = l.trim().strip_prefix("-r")?;
+                let file = rest.trim_start_matches('=').trim();
+                let name = file.rsplit('/').next().unwrap_or(file);
+                (!file.is_empty() && !file.contains(['{', '}', ' ']) && name.contains("test"))
+                    .then(|| file.to_string())
+            })
+            .collect();
         ToxTestenv {
+            requirement_files,
             deps: items(lines("deps"), false),
             extras: items(lines("extras"), true),
             dependency_groups: items(lines("dependency_groups"), true),
