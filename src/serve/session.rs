@@ -146,18 +146,34 @@ fn new_id() -> String {
 /// Put a fresh worker of the task's environment in the start state and make that state its
 /// HEAD, so that the agent's changes are `git diff HEAD`. A container of the task's own image
 /// is there already (its HEAD is `base_commit`, a parentless commit); a worker of the seed's
-/// checkout (the local sandbox, or a repository image) gets the start patch applied and
-/// committed on top of the clean commit, whose history then holds the fix: such an
-/// environment is not safe to give an agent, and `serve` says so.
+/// checkout (a repository image, where generated combinations are served; the local sandbox)
+/// gets the start patch applied and committed as a parentless commit, every other ref and
+/// reflog deleted and the unreachable objects pruned, so that its history holds no fix. (In
+/// the local sandbox the worktree may borrow the mirror's objects, and the host is reachable
+/// anyway: `--unsafe-local` says so.)
 pub fn enter(worker: &mut dyn Worker, task: &Task, kind: SandboxKind) -> Result<(), String> {
     let _ = kind;
     worker.reset().map_err(|e| format!("reset: {e}"))?;
     crate::audit::enter_start_state(worker, task).map_err(|p| p.detail)?;
+    // Where HEAD is not the task's own parentless start commit (a repository image, a
+    // generated combination, whose base_commit is the clean commit, served from one), the
+    // start state becomes a parentless commit
+    // and every other ref, reflog and unreachable object goes: no way back to the fix.
     let script = format!(
-        "git add -A && if ! git diff --cached --quiet; then \
+        "set -e\ngit add -A\n\
+         if git rev-parse -q --verify 'HEAD^' >/dev/null || [ \"$(git rev-parse HEAD)\" != {base} ]; then\n\
+         tree=$(git write-tree)\n\
+         c=$(git -c user.name=swe-forge -c user.email=swe-forge@localhost commit-tree \"$tree\" -m {msg})\n\
+         git update-ref --no-deref HEAD \"$c\"\n\
+         git for-each-ref --format='%(refname)' | while read -r r; do git update-ref -d \"$r\"; done\n\
+         rm -rf .git/logs .git/ORIG_HEAD .git/FETCH_HEAD .git/MERGE_HEAD .git/refs/original\n\
+         git -c gc.auto=0 -c gc.reflogExpire=now -c gc.reflogExpireUnreachable=now gc -q --prune=now\n\
+         git reset -q\n\
+         elif ! git diff --cached --quiet; then \
          git -c user.name=swe-forge -c user.email=swe-forge@localhost -c commit.gpgsign=false \
-         commit -q --no-verify -m {}; fi",
-        shell_quote("start state")
+         commit -q --no-verify -m {msg}; fi",
+        base = shell_quote(&task.base_commit),
+        msg = shell_quote("start state")
     );
     let out = worker
         .exec(&script, Duration::from_secs(60))
