@@ -1061,6 +1061,32 @@ const REPORT_PATCHER: &str = "\ntry:\n    import _pytest.reports as _reports\n  
 /// An exit hook that rewrites every recorded outcome file it can find to passed.
 const REPORT_REWRITER: &str = "\nimport atexit as _atexit, os as _os\n\n\ndef _rewrite():\n    for name in ('SWE_FORGE_RESULTS',):\n        path = _os.environ.get(name)\n        if path and _os.path.exists(path):\n            text = open(path).read().replace('\\tfailed\\t', '\\tpassed\\t')\n            open(path, 'w').write(text)\n\n\n_atexit.register(_rewrite)\n";
 
+/// A jest setup file that turns every assertion into a no-op.
+const NOOP_EXPECT_JS: &str = "const pass = new Proxy(function () {}, { get: () => pass, apply: () => pass });\nglobal.expect = () => pass;\n";
+
+/// The cheats of a jsshelf task (the runner's configuration and a setup file it loads).
+fn js_cheats() -> Vec<(&'static str, String)> {
+    let setup = format!("cat > cheat.js <<'EOF'\n{NOOP_EXPECT_JS}EOF\n");
+    vec![
+        (
+            "package.json jest key",
+            format!("{setup}sed -i 's/\"testEnvironment\": \"node\"/\"testEnvironment\": \"node\", \"setupFilesAfterEnv\": [\"<rootDir>\\/cheat.js\"]/' package.json\ngrep -q setupFilesAfterEnv package.json\n"),
+        ),
+        (
+            "jest.config.js",
+            format!("{setup}cat > jest.config.js <<'EOF'\nmodule.exports = {{ testEnvironment: 'node', setupFilesAfterEnv: ['<rootDir>/cheat.js'] }};\nEOF\nsed -i '/\"jest\": {{/,/}},/d' package.json\n"),
+        ),
+        (
+            ".mocharc.json",
+            format!("{setup}printf '{{\"require\": [\"./cheat.js\"]}}\\n' > .mocharc.json\n"),
+        ),
+        (
+            "a setup file in test/",
+            format!("cat > test/setup.cheat.js <<'EOF'\n{NOOP_EXPECT_JS}EOF\nsed -i 's/\"testEnvironment\": \"node\"/\"testEnvironment\": \"node\", \"setupFilesAfterEnv\": [\"<rootDir>\\/test\\/setup.cheat.js\"]/' package.json\n"),
+        ),
+    ]
+}
+
 /// The cheats, as shell scripts an agent runs in /testbed of a pyshelf task: none fixes the
 /// bug; each tries to make the grader report the tests passed.
 fn cheats() -> Vec<(&'static str, String)> {
@@ -1130,13 +1156,30 @@ fn agent_patch(image: &str, script: &str) -> String {
 /// catch a runner rewritten from the package), and Harbor's verifier gives each 0.
 #[test]
 fn cheats_earn_nothing_in_the_swebench_harness_and_harbor() {
-    let test = "cheats_earn_nothing_in_the_swebench_harness_and_harbor";
+    cheat_suite(
+        "cheats_earn_nothing_in_the_swebench_harness_and_harbor",
+        Demo::Py,
+        cheats(),
+    );
+}
+
+/// The JavaScript cheats (jest's configuration in package.json, jest.config.js, .mocharc, a
+/// setup file) on jsshelf tasks: nothing.
+#[test]
+fn jsshelf_cheats_earn_nothing_in_the_swebench_harness_and_harbor() {
+    cheat_suite(
+        "jsshelf_cheats_earn_nothing_in_the_swebench_harness_and_harbor",
+        Demo::Js,
+        js_cheats(),
+    );
+}
+
+fn cheat_suite(test: &str, demo: Demo, cheats: Vec<(&'static str, String)>) {
     if !docker_or_skip(test) {
         return;
     }
-    let out = docker_run_of(Demo::Py);
+    let out = docker_run_of(demo);
     let tasks = jsonl(&out.join("tasks.jsonl"));
-    let cheats = cheats();
     assert!(tasks.len() >= cheats.len());
     // Harbor: each cheat on a task of its own, graded by the verifier.
     let harbor = export(out, "harbor");
