@@ -746,9 +746,12 @@ fn in_docker_scripted_agents_load_and_faults() {
     drop(s);
     // The restarted server's file also holds a task made with the local sandbox (no image):
     // under Docker it is not served on the host in its place.
-    let local_made = &jsonl(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report_out/tasks.jsonl"),
-    )[0];
+    let mut local_made =
+        jsonl(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report_out/tasks.jsonl"))
+            [0]
+        .clone();
+    // An id of its own (the Docker run may have made the same candidate, with an image).
+    local_made["instance_id"] = json!("pyshelf__made-locally__00000000");
     let mixed = dir.path().join("mixed.jsonl");
     std::fs::write(
         &mixed,
