@@ -148,7 +148,7 @@ async fn schema() -> Json<Value> {
         "tools": tools::schemas(),
         "observation": {
             "type": "object",
-            "description": "reset: instruction, tools, session_id, task_id; a tool's step: its output fields, or `error`; submit: the reward's fields",
+            "description": "reset: instruction, tools, session_id, task_id (opaque by default), repo, language, unsafe_local; a tool's step: its output fields, or `error`; submit: the reward's fields",
         },
     }))
 }
