@@ -254,9 +254,15 @@ impl Toolchain for PythonPytest {
         );
         Ok(match harness {
             Harness::SweBench => {
+                // The output is printed in one stream, in order, and a second passes before
+                // the end marker (the harness merges stdout with the marker's stderr as they
+                // arrive: lines printed just before it could land after it, unread).
                 let command = if canary.is_some() {
+                    let log = q(&format!("{log_dir}/pytest.log"));
                     format!(
-                        "{pytest}; python {} --canary {}{canary_args} || printf 'FAILED %s\\n' {}",
+                        "{pytest} > {log} 2>&1; status=$?; cat {log}; \
+                         python {} --canary {}{canary_args} || printf 'FAILED %s\\n' {}; \
+                         sleep 1; (exit $status)",
                         q(&plugin),
                         q(&results),
                         graded.iter().map(|t| q(t)).collect::<Vec<_>>().join(" ")
