@@ -552,6 +552,40 @@ mod tests {
         }
     }
 
+    #[test]
+    fn java_and_javascript_runner_files_are_protected() {
+        let mut g = Grading::new("mvn test", Vec::new(), Vec::new(), None);
+        g.editable = editable_globs(&["src/main/java/org/x/Shelf.java".into()]);
+        g.protected = crate::toolchain::java_maven::JavaMaven.protected();
+        assert!(g.allows("src/main/java/org/x/Shelf.java"));
+        for p in [
+            "pom.xml",
+            "src/test/java/org/x/ShelfTest.java",
+            ".mvn/maven.config",
+        ] {
+            assert!(!g.allows(p), "{p}");
+        }
+        let mut g = Grading::new("jest", Vec::new(), vec!["test/money.test.js".into()], None);
+        g.editable = editable_globs(&["lib/money.js".into(), "index.js".into()]);
+        g.protected = crate::toolchain::node::PROTECTED
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(g.allows("lib/money.js") && g.allows("lib/new.js") && g.allows("index.js"));
+        for p in [
+            "package.json",
+            "jest.config.js",
+            ".mocharc.json",
+            "cheat.js",
+            "test/setup.js",
+            "lib/money.test.js",
+            "node_modules/jest/index.js",
+            "tsconfig.json",
+        ] {
+            assert!(!g.allows(p), "{p}");
+        }
+    }
+
     /// A temporary git repository with the given files committed; its HEAD.
     fn repo(files: &[(&str, &str)]) -> Option<(tempfile::TempDir, String)> {
         let dir = tempfile::tempdir().ok()?;
