@@ -494,13 +494,6 @@ fn verify_inner(
         .filter(|t| !drawn.contains_key(*t) && passes_fixed.contains(*t))
         .cloned()
         .collect();
-    out.pass_to_pass = graded
-        .iter()
-        .filter(|t| {
-            !failed_any.contains(*t) && !random_failed.contains_key(*t) && passes_fixed.contains(*t)
-        })
-        .cloned()
-        .collect();
     // Dropped: stable in the suite but not passing under the grading command on the fixed
     // tree, or failing in screening (a subset) yet passing with the bug under the grading
     // command.
@@ -515,6 +508,16 @@ fn verify_inner(
             .filter(|t| !failing.contains(*t) && !drawn.contains_key(*t))
             .cloned(),
     );
+    out.pass_to_pass = graded
+        .iter()
+        .filter(|t| {
+            !failed_any.contains(*t)
+                && !order_dependent.contains(*t)
+                && !random_failed.contains_key(*t)
+                && passes_fixed.contains(*t)
+        })
+        .cloned()
+        .collect();
     out.order_dependent = order_dependent.iter().cloned().collect();
     out.nondeterministic = random_failed.clone();
     if f2p.is_empty() {

@@ -302,6 +302,7 @@ pub(super) fn run_seed(
         if let Some(t) = &d.task {
             s.dropped_test_ids.fail_to_pass += t.metadata.dropped_test_ids.fail_to_pass;
             s.dropped_test_ids.pass_to_pass += t.metadata.dropped_test_ids.pass_to_pass;
+            s.dropped_test_ids.order_dependent += t.metadata.dropped_test_ids.order_dependent;
         }
         if let Some(key) = d
             .task
