@@ -139,6 +139,9 @@ fn print_run(args: &RunArgs, summary: &pipeline::RunSummary) -> Result<i32> {
                 for (file, error) in &d.errors {
                     println!("{:<16} uncollected: {file}: {error}", "");
                 }
+                for (test, error) in &d.failures {
+                    println!("{:<16} failing on the clean code: {test}: {error}", "");
+                }
             }
         }
         println!(

@@ -1,7 +1,8 @@
 //! Degraded seeds: a seed whose clean code's suite cannot collect many of its test files
 //! (a test dependency the install left out, test modules that share a basename without
-//! packages…) still runs, but the tasks it makes rest on the few tests left: its status says
-//! `degraded`, with the files and their errors.
+//! packages…), or most of whose tests fail or error on the clean code in every repeat (a
+//! fixture that needs what the environment lacks), still runs, but the tasks it makes rest on
+//! the few tests left: its status says `degraded`, with the files, tests and their errors.
 
 use crate::baseline::Baseline;
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,16 @@ pub struct Degraded {
     pub total: usize,
     /// Every collection error of the baseline's runs: file → the error's last line.
     pub errors: BTreeMap<String, String>,
+    /// Tests the clean code's suite ran that failed or errored in every repeat (a fixture
+    /// that needs what the environment lacks: wcwidth's asks for its C extension).
+    #[serde(default)]
+    pub failing_tests: usize,
+    /// Tests the clean code's suite ran.
+    #[serde(default)]
+    pub tests: usize,
+    /// A few of those failing tests with their message's last line.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failures: BTreeMap<String, String>,
 }
 
 impl Degraded {
@@ -27,10 +38,31 @@ impl Degraded {
     /// [`UNCOLLECTED_SHARE_LIMIT`] of them fail to collect in one of its runs (a `conftest.py`
     /// that fails takes the files below it along).
     pub fn of(baseline: &Baseline, test_files: &[String]) -> Option<Degraded> {
-        Degraded::from_errors(
+        let collected = Degraded::from_errors(
             baseline.runs.iter().map(|r| &r.collection_errors),
             test_files,
-        )
+        );
+        let tests = baseline.stable_pass.len() + baseline.failing.len() + baseline.flaky.len();
+        let failing = baseline.failing.len();
+        if tests == 0 || failing as f64 <= UNCOLLECTED_SHARE_LIMIT * tests as f64 {
+            return collected;
+        }
+        let mut d = collected.unwrap_or_default();
+        d.total = test_files.len();
+        d.failing_tests = failing;
+        d.tests = tests;
+        if let Some(run) = baseline.runs.first() {
+            for t in baseline.failing.iter().take(3) {
+                let message = run
+                    .results
+                    .get(t)
+                    .and_then(|r| r.message.as_deref())
+                    .map(last_line)
+                    .unwrap_or("no message");
+                d.failures.insert(t.clone(), message.to_string());
+            }
+        }
+        Some(d)
     }
 
     /// [`Degraded::of`] over the collection errors of the baseline's runs.
@@ -56,6 +88,7 @@ impl Degraded {
                 uncollected,
                 total,
                 errors,
+                ..Default::default()
             },
         )
     }
@@ -63,12 +96,29 @@ impl Degraded {
     /// The seed's detail: the count and the files.
     pub fn reason(&self) -> String {
         let files: Vec<&str> = self.errors.keys().map(String::as_str).collect();
-        format!(
-            "{}/{} test files fail to collect on the clean code (their tests are in no check): {}",
-            self.uncollected,
-            self.total,
-            files.join(", ")
-        )
+        let mut parts = Vec::new();
+        if self.uncollected as f64 > UNCOLLECTED_SHARE_LIMIT * self.total as f64 {
+            parts.push(format!(
+                "{}/{} test files fail to collect on the clean code (their tests are in no check): {}",
+                self.uncollected,
+                self.total,
+                files.join(", ")
+            ));
+        }
+        if self.failing_tests > 0 {
+            let failures: Vec<String> = self
+                .failures
+                .iter()
+                .map(|(t, m)| format!("{t}: {m}"))
+                .collect();
+            parts.push(format!(
+                "{}/{} tests fail or error on the clean code in every repeat (they grade nothing), e.g. {}",
+                self.failing_tests,
+                self.tests,
+                failures.join("; ")
+            ));
+        }
+        parts.join("; ")
     }
 }
 
@@ -133,6 +183,68 @@ mod tests {
         // No error, or no test files: never degraded.
         assert_eq!(Degraded::from_errors(&errors(&[]), &files(3)), None);
         assert_eq!(Degraded::from_errors(&b, &[]), None);
+    }
+
+    #[test]
+    fn most_tests_failing_on_the_clean_code_degrades_the_seed() {
+        use crate::run::{Run, RunEnd, TestResult, TestStatus};
+        let mut run = Run {
+            label: "baseline#1".into(),
+            requested: None,
+            end: RunEnd::Exited,
+            exit_code: Some(1),
+            signal: None,
+            results: Default::default(),
+            duration_s: 0.0,
+            cpu_s: None,
+            log_digest: String::new(),
+            log_path: None,
+            anomaly: None,
+            oom_kills: 0,
+            collection_errors: Default::default(),
+            nondeterministic: Default::default(),
+            file_order: Vec::new(),
+        };
+        for i in 0..10 {
+            let (status, message) = if i < 2 {
+                (TestStatus::Passed, None)
+            } else {
+                (
+                    TestStatus::Error,
+                    Some("E   AssertionError: the C extension is not loaded".to_string()),
+                )
+            };
+            let id = format!("tests/test_{i}.py::t");
+            run.results.insert(
+                id,
+                TestResult {
+                    status,
+                    duration_s: 0.0,
+                    message,
+                },
+            );
+        }
+        let coverage_run = run.clone();
+        let b = crate::baseline::classify(
+            vec![run.clone(), run],
+            coverage_run,
+            Default::default(),
+            &Default::default(),
+        )
+        .unwrap();
+        let d = Degraded::of(&b, &files(10)).expect("degraded");
+        assert_eq!((d.failing_tests, d.tests, d.uncollected), (8, 10, 0));
+        assert!(
+            d.reason()
+                .starts_with("8/10 tests fail or error on the clean code"),
+            "{}",
+            d.reason()
+        );
+        assert!(
+            d.reason().contains("the C extension is not loaded"),
+            "{}",
+            d.reason()
+        );
     }
 
     #[test]
