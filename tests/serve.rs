@@ -829,6 +829,22 @@ fn with_generate_the_pool_grows_while_serving() {
     let (st, r) = s.call("POST", "/reset", Some(&json!({"task_id": multi})));
     assert_eq!(st, 200, "{r}");
     assert!(!r["observation"]["instruction"].as_str().unwrap().is_empty());
+    // A combination's record starts at the clean commit, whose history holds the fixes: the
+    // session starts from a parentless commit, with no other ref, reflog or object to go back to.
+    let sid = r["observation"]["session_id"].as_str().unwrap().to_string();
+    let (st, out) = s.step(
+        &sid,
+        "bash",
+        json!({"command": "git rev-list --all | wc -l; git reflog | wc -l; git diff HEAD~1 >/dev/null 2>&1 && echo has-parent || echo no-parent; git log --all -p | grep -c '^diff --git' || true"}),
+    );
+    assert_eq!(st, 200, "{out}");
+    let text = out["observation"]["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    assert_eq!(lines.first().copied(), Some("1"), "{text}");
+    assert!(text.contains("no-parent"), "{text}");
 }
 
 #[test]

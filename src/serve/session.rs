@@ -161,7 +161,7 @@ pub fn enter(worker: &mut dyn Worker, task: &Task, kind: SandboxKind) -> Result<
     // and every other ref, reflog and unreachable object goes: no way back to the fix.
     let script = format!(
         "set -e\ngit add -A\n\
-         if git rev-parse -q --verify 'HEAD^' >/dev/null || [ \"$(git rev-parse HEAD)\" != {base} ]; then\n\
+         if [ {own} = no ] || git rev-parse -q --verify 'HEAD^' >/dev/null || [ \"$(git rev-parse HEAD)\" != {base} ]; then\n\
          tree=$(git write-tree)\n\
          c=$(git -c user.name=swe-forge -c user.email=swe-forge@localhost commit-tree \"$tree\" -m {msg})\n\
          git update-ref --no-deref HEAD \"$c\"\n\
@@ -173,6 +173,12 @@ pub fn enter(worker: &mut dyn Worker, task: &Task, kind: SandboxKind) -> Result<
          git -c user.name=swe-forge -c user.email=swe-forge@localhost -c commit.gpgsign=false \
          commit -q --no-verify -m {msg}; fi",
         base = shell_quote(&task.base_commit),
+        // A record whose base_commit is its clean commit has no start commit of its own.
+        own = if task.metadata.start_state.is_some() && task.base_commit != task.clean_commit() {
+            "yes"
+        } else {
+            "no"
+        },
         msg = shell_quote("start state")
     );
     let out = worker
