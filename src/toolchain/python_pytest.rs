@@ -255,14 +255,15 @@ impl Toolchain for PythonPytest {
         Ok(match harness {
             Harness::SweBench => {
                 // The output is printed in one stream, in order, with no trace of the shell's
-                // own on stderr while it flows, and a second passes before the end marker (the
-                // harness merges stdout with the marker's stderr as they arrive: lines printed
-                // just before it could land after it, unread, and a trace line spliced into a
-                // long `PASSED <id>` line cut it: semver's ids run to thousands of characters).
+                // own on stderr from the run to the end (the harness traces every command, and
+                // merges stdout with stderr as the two arrive, not as they were written: a
+                // trace line landed inside webcolors' and semver's `PASSED <id>` lines and cut
+                // them), and a second passes before the end marker (lines printed just before
+                // it could land after it, unread).
                 let command = if canary.is_some() {
                     let log = q(&format!("{log_dir}/pytest.log"));
                     format!(
-                        "{pytest} > {log} 2>&1; status=$?; {{ cat {log}; \
+                        "{{ {pytest} > {log} 2>&1; status=$?; cat {log}; \
                          python {} --canary {}{canary_args} || printf 'FAILED %s\\n' {}; \
                          sleep 1; }} 2>/dev/null; (exit $status)",
                         q(&plugin),
