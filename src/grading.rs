@@ -419,9 +419,19 @@ pub struct GradingContext<'a> {
     /// `--full-repeats`: the command runs every file of the suite.
     pub whole_suite: bool,
     pub graded_trees: &'a GradedTrees,
+    /// The repository's test files (a toolchain maps some ids to files with them: Java's).
+    pub test_files: &'a [String],
 }
 
 impl GradingContext<'_> {
+    /// The file a test id runs in; the id itself where the toolchain cannot tell (the
+    /// command then names the test, which is what such a runner runs).
+    fn file_of(&self, id: &str) -> String {
+        self.toolchain
+            .test_file(id, self.test_files)
+            .unwrap_or_else(|| id.to_string())
+    }
+
     /// The grading command over the files of `scope` (every stable test's with
     /// `whole_suite`) and of `added` (tests a test patch adds), in the suite's order.
     pub fn grading_for(
@@ -430,7 +440,7 @@ impl GradingContext<'_> {
         baseline: &Baseline,
         added: &[String],
     ) -> Grading {
-        let file_of = |id: &str| self.toolchain.test_file(id, &[]);
+        let file_of = |id: &str| Some(self.file_of(id));
         let ids: Vec<&String> = if self.whole_suite {
             baseline.stable_pass.iter().chain(added).collect()
         } else {
@@ -450,11 +460,7 @@ impl GradingContext<'_> {
         let mut out: Vec<String> = baseline
             .stable_pass
             .iter()
-            .filter(|t| {
-                self.toolchain
-                    .test_file(t, &[])
-                    .is_some_and(|f| grading.runs_file(&f))
-            })
+            .filter(|t| grading.runs_file(&self.file_of(t)))
             .cloned()
             .collect();
         for t in added {

@@ -364,6 +364,7 @@ impl SeedContext<'_> {
             test_command: &self.test_command,
             whole_suite: self.whole_suite,
             graded_trees: &self.graded_trees,
+            test_files: &self.repo.profile.test_files,
         }
     }
 }
