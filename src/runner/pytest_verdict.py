@@ -10,7 +10,8 @@
 # none: a test absent from the results failed. The reward is read per test, never from
 # pytest's exit status. MUST_FAIL and MUST_PASS are hidden tests added under names made for
 # this run: unless the one failed and the other passed, the runner was tampered with (exit 1).
-# `--canary RESULTS MUST_FAIL MUST_PASS` checks only those.
+# `--canary RESULTS MUST_FAIL MUST_PASS` checks only those; `--failed RESULTS` prints
+# `FAILED <id>` for every test that failed a phase.
 import os
 import sys
 
@@ -81,6 +82,15 @@ def verdict(results, graded, must_fail=None, must_pass=None):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args and args[0] == "--failed":
+        # Every test the run failed in some phase, as `FAILED <id>` (what SWE-bench's parser
+        # reads; a test whose subtests failed is reported PASSED by pytest's summary).
+        try:
+            for nodeid in sorted(read(args[1])[1]):
+                print("FAILED %s" % nodeid)
+        except OSError:
+            pass
+        sys.exit(0)
     if args and args[0] == "--canary":
         try:
             why = canary(*read(args[1]), args[2], args[3])

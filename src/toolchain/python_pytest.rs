@@ -264,11 +264,12 @@ impl Toolchain for PythonPytest {
                     let log = q(&format!("{log_dir}/pytest.log"));
                     format!(
                         "{{ {pytest} > {log} 2>&1; status=$?; cat {log}; \
-                         python {} --canary {}{canary_args} || printf 'FAILED %s\\n' {}; \
+                         python {plugin_q} --failed {results_q}; \
+                         python {plugin_q} --canary {results_q}{canary_args} || printf 'FAILED %s\\n' {}; \
                          sleep 1; }} 2>/dev/null; (exit $status)",
-                        q(&plugin),
-                        q(&results),
-                        graded.iter().map(|t| q(t)).collect::<Vec<_>>().join(" ")
+                        graded.iter().map(|t| q(t)).collect::<Vec<_>>().join(" "),
+                        plugin_q = q(&plugin),
+                        results_q = q(&results),
                     )
                 } else {
                     pytest
