@@ -740,23 +740,7 @@ mod tests {
             .unwrap();
         assert_eq!(c.file, "tests/test_core.py");
         assert_eq!(c.must_fail, "tests/test_core.py::test_abc123_f");
-        let mut run = Run {
-            label: "grade#1".into(),
-            requested: None,
-            end: crate::run::RunEnd::Exited,
-            exit_code: Some(1),
-            signal: None,
-            results: Default::default(),
-            duration_s: 0.0,
-            cpu_s: None,
-            log_digest: String::new(),
-            log_path: None,
-            anomaly: None,
-            oom_kills: 0,
-            collection_errors: Default::default(),
-            nondeterministic: Default::default(),
-            file_order: Vec::new(),
-        };
+        let mut run = Run::exited("grade#1");
         let result = |status| TestResult {
             status,
             duration_s: 0.0,

@@ -136,6 +136,28 @@ pub const BUILD_ERROR_PREFIX: &str = "compile error:";
 pub const RUNNER_FAILURE_PREFIX: &str = "the test runner failed: ";
 
 impl Run {
+    /// A run that ended normally with exit 1 and no result yet (tests fill in what they need).
+    #[cfg(test)]
+    pub(crate) fn exited(label: &str) -> Run {
+        Run {
+            label: label.to_string(),
+            requested: None,
+            end: RunEnd::Exited,
+            exit_code: Some(1),
+            signal: None,
+            results: BTreeMap::new(),
+            duration_s: 0.0,
+            cpu_s: None,
+            log_digest: String::new(),
+            log_path: None,
+            anomaly: None,
+            oom_kills: 0,
+            collection_errors: BTreeMap::new(),
+            nondeterministic: BTreeMap::new(),
+            file_order: Vec::new(),
+        }
+    }
+
     /// Whether the run failed because the code did not build (see [`BUILD_ERROR_PREFIX`]).
     pub fn is_build_error(&self) -> bool {
         self.anomaly

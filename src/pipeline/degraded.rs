@@ -187,24 +187,8 @@ mod tests {
 
     #[test]
     fn most_tests_failing_on_the_clean_code_degrades_the_seed() {
-        use crate::run::{Run, RunEnd, TestResult, TestStatus};
-        let mut run = Run {
-            label: "baseline#1".into(),
-            requested: None,
-            end: RunEnd::Exited,
-            exit_code: Some(1),
-            signal: None,
-            results: Default::default(),
-            duration_s: 0.0,
-            cpu_s: None,
-            log_digest: String::new(),
-            log_path: None,
-            anomaly: None,
-            oom_kills: 0,
-            collection_errors: Default::default(),
-            nondeterministic: Default::default(),
-            file_order: Vec::new(),
-        };
+        use crate::run::{Run, TestResult, TestStatus};
+        let mut run = Run::exited("baseline#1");
         for i in 0..10 {
             let (status, message) = if i < 2 {
                 (TestStatus::Passed, None)
