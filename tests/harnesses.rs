@@ -1256,3 +1256,85 @@ fn harbor_dir(harbor: &Path, t: &Value) -> PathBuf {
         })
         .unwrap_or_else(|| panic!("no Harbor task starts at {base}"))
 }
+
+/// The fixture with order-dependent doctests (`tests/fixtures/order_doctests`: `docs/` doctests
+/// fed by an autouse fixture in `tests/conftest.py`, `testpaths = tests docs`) in Docker: the
+/// SWE-bench harness resolves every gold patch and no no-op, the audit passes every task, and
+/// the order-dependent test is counted.
+#[test]
+fn order_dependent_doctests_grade_in_the_swebench_harness() {
+    let test = "order_dependent_doctests_grade_in_the_swebench_harness";
+    if !docker_or_skip(test) {
+        return;
+    }
+    let Some(python) = tool("SWE_FORGE_SWEBENCH_PYTHON", test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = common::fixture_manifest(dir.path(), "order_doctests");
+    let out = dir.path().join("out");
+    let o = bin()
+        .env("TMPDIR", dir.path())
+        .arg("run")
+        .arg(&manifest)
+        .args([
+            "--sandbox",
+            "docker",
+            "--jobs",
+            "2",
+            "--max-candidates",
+            "40",
+        ])
+        .args(["--no-synthesis", "--json", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let tasks = jsonl(&out.join("tasks.jsonl"));
+    assert!(tasks.len() >= 2, "{}", text(&o));
+    assert!(
+        tasks
+            .iter()
+            .any(|t| t["metadata"]["dropped_test_ids"]["order_dependent"] == 1),
+        "no task counted the order-dependent test"
+    );
+    assert!(tasks.iter().any(|t| t["FAIL_TO_PASS"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("docs/usage.rst::usage.rst"))));
+    let to = export(&out, "swebench");
+    let dataset = to.join("data/test.jsonl");
+    let records = jsonl(&dataset);
+    let report = tempfile::tempdir().unwrap();
+    let gold = evaluate(&python, &dataset, "gold", "gold", report.path());
+    assert_eq!(gold.len(), records.len());
+    assert!(
+        gold.iter().all(|(_, r)| *r),
+        "gold left unresolved: {gold:?}"
+    );
+    let noop = predictions(
+        report.path(),
+        "noop",
+        &records,
+        usize::MAX,
+        "diff --git a/NOOP.md b/NOOP.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOOP.md\n@@ -0,0 +1 @@\n+nothing\n",
+    );
+    let noop = evaluate(
+        &python,
+        &dataset,
+        noop.to_str().unwrap(),
+        "noop",
+        report.path(),
+    );
+    assert!(
+        noop.iter().all(|(_, r)| !r),
+        "a no-op patch resolved: {noop:?}"
+    );
+    let a = bin()
+        .arg("audit")
+        .arg(out.join("tasks.jsonl"))
+        .args(["--sandbox", "docker", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(a.status.code(), Some(0), "{}", text(&a));
+}
