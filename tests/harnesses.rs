@@ -7,7 +7,10 @@
 //! - the `harbor` export linted by `harbor lint`, and one task graded by hand with its verifier
 //!   script (1 with the solution, 0 without);
 //! - an agent in a task container, as the non-root user, trying every way back to the fix and
-//!   the hidden tests, and finding none.
+//!   the hidden tests, and finding none;
+//! - cheats at the test runner (Python and JavaScript) as the agent's patch in Harbor's verifier
+//!   and as predictions in the SWE-bench harness: none earns a reward;
+//! - the order-dependent doctests fixture in Docker, graded by the SWE-bench harness.
 //!
 //! The Python tools come from `.ci/run`: `SWE_FORGE_SWEBENCH_PYTHON` (a venv with swebench and
 //! datasets) and `SWE_FORGE_HARBOR` (the harbor command, Python ≥ 3.12). Without them a test
