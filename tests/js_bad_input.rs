@@ -285,12 +285,28 @@ fn code_that_ends_the_process_is_a_failing_test_not_a_lost_run() {
             .is_none_or(|e| e.is_empty()),
         "{b}"
     );
+    // The tests after the one that called `process.exit` still ran and failed on their own
+    // assertions: the run was not lost.
+    for id in [
+        "test/args.test.js::a bad port throws when asked not to exit",
+        "test/args.test.js::reads an address",
+    ] {
+        assert_eq!(b["results"][id]["status"], "FAILED", "{id}: {b}");
+    }
+    // Graded: the file of the covering tests, whole; join.test.js does not run this code.
+    assert_eq!(
+        task["metadata"]["grading"]["files"],
+        serde_json::json!(["test/args.test.js"]),
+        "{task}"
+    );
     assert!(
-        ids(&task, "PASS_TO_PASS").contains(&"test/join.test.js::three words".to_string()),
+        ids(&task, "PASS_TO_PASS")
+            .iter()
+            .all(|t| t.starts_with("test/args.test.js::")),
         "{task}"
     );
 
-    // SIGKILL of its own process: no report; the file is found by halves, its test an ERROR.
+    // SIGKILL of its own process: no report; the file's tests are ERRORs.
     let kills = cands
         .iter()
         .find(|c| c["function"] == "stopNow" && c["mutator"] == "js-negate-condition")
@@ -308,9 +324,11 @@ fn code_that_ends_the_process_is_a_failing_test_not_a_lost_run() {
             .is_some_and(|e| e.contains("the test process exited")),
         "{b}"
     );
+    // Graded: stop.test.js alone, so the lost report costs no other file's results.
     assert_eq!(
-        b["results"]["test/join.test.js::three words"]["status"], "PASSED",
-        "{b}"
+        task["metadata"]["grading"]["files"],
+        serde_json::json!(["test/stop.test.js"]),
+        "{task}"
     );
 }
 
@@ -360,11 +378,18 @@ fn a_node_test_project_runs_through_nodes_own_runner() {
             "test/units.test.js::convert refuses an unknown unit",
         ]
     );
-    let p2p = task["PASS_TO_PASS"].as_array().unwrap();
-    assert!(
-        p2p.contains(&serde_json::json!("test/format.test.js::adds the unit")),
+    // Graded: units.test.js whole (the file of the covering tests); format.test.js never loads
+    // units.js, so it is not part of the grading command and gives no PASS_TO_PASS.
+    assert_eq!(
+        task["metadata"]["grading"]["files"],
+        serde_json::json!(["test/units.test.js"]),
         "{task}"
     );
+    assert_eq!(
+        task["metadata"]["grading"]["command"], "node --test test/units.test.js",
+        "{task}"
+    );
+    assert_eq!(task["PASS_TO_PASS"], serde_json::json!([]), "{task}");
     assert!(
         task["problem_statement"]
             .as_str()

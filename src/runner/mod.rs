@@ -56,7 +56,8 @@ pub(crate) fn wrap(scratch: &str, command: &str, budget: RunBudget) -> String {
         .cpu
         .map(|c| {
             let soft = c.as_secs_f64().ceil() as u64;
-            format!("ulimit -H -t {}\nulimit -S -t {soft}\n", soft + 5)
+            // Soft first: a hard limit below the (unlimited) soft one is refused (EINVAL).
+            format!("ulimit -S -t {soft}\nulimit -H -t {}\n", soft + 5)
         })
         .unwrap_or_default();
     format!(
@@ -163,4 +164,32 @@ pub trait TestRunner: Send + Sync {
         worker: &mut dyn Worker,
         budget: RunBudget,
     ) -> Result<(Run, CoverageMap), RunnerError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wrapper_sets_both_cpu_limits() {
+        let budget = RunBudget {
+            wall: Duration::from_secs(60),
+            cpu: Some(Duration::from_millis(7_200)),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let script = wrap(
+            dir.path().to_str().unwrap(),
+            "echo soft=$(ulimit -S -t) hard=$(ulimit -H -t)",
+            budget,
+        );
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "soft=8 hard=13\n");
+        // bash complains on stderr when a limit is refused.
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    }
 }

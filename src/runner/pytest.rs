@@ -764,7 +764,7 @@ mod tests {
         };
         let w = wrap("/s", "python -m pytest", b);
         assert!(
-            w.starts_with("ulimit -H -t 13\nulimit -S -t 8\npython -m pytest\n"),
+            w.starts_with("ulimit -S -t 8\nulimit -H -t 13\npython -m pytest\n"),
             "{w}"
         );
         assert!(w.contains("times > /s/times.txt"));

@@ -95,7 +95,7 @@ fn wraps_with_cpu_limit_and_times() {
     };
     let w = wrap("/s", "mvn test", b);
     assert!(
-        w.starts_with("ulimit -H -t 13\nulimit -S -t 8\nmvn test\n"),
+        w.starts_with("ulimit -S -t 8\nulimit -H -t 13\nmvn test\n"),
         "{w}"
     );
     assert!(w.contains("times > /s/times.txt"));
