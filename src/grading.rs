@@ -65,6 +65,9 @@ pub struct Canary {
     pub new_file: bool,
     /// What is appended to `file`.
     pub text: String,
+    /// The file's whole new content, where the tests go inside it (a Java class) rather than
+    /// at its end: written instead of appending `text`.
+    pub whole: Option<String>,
     /// The id of the test that must fail.
     pub must_fail: String,
     /// The id of the test that must pass.
@@ -91,6 +94,23 @@ impl Canary {
             ));
         }
         None
+    }
+
+    /// A shell script that puts the hidden tests in place (appends `text`, or writes
+    /// `whole`), from the repository root.
+    pub fn script(&self) -> String {
+        use base64::Engine;
+        let q = crate::sandbox::shell_quote(&self.file);
+        match &self.whole {
+            Some(whole) => format!(
+                "printf %s {} | base64 -d > {q}\n",
+                base64::engine::general_purpose::STANDARD.encode(whole)
+            ),
+            None => format!(
+                "printf %s {} | base64 -d >> {q}\n",
+                base64::engine::general_purpose::STANDARD.encode(&self.text)
+            ),
+        }
     }
 
     /// The grading command that also runs the canary's file.
@@ -736,7 +756,7 @@ mod tests {
     fn a_canary_that_did_not_fail_shows_a_tampered_runner() {
         use crate::run::{TestResult, TestStatus};
         let c = crate::toolchain::python_pytest::PythonPytest
-            .canary(&guarded(), "abc123")
+            .canary(&guarded(), "abc123", &mut |_| None)
             .unwrap();
         assert_eq!(c.file, "tests/test_core.py");
         assert_eq!(c.must_fail, "tests/test_core.py::test_abc123_f");

@@ -269,6 +269,16 @@ pub enum GradeError {
     Environment(String),
 }
 
+/// A text file of the worker's tree (from its root); `None` when absent or unreadable.
+fn read_file(worker: &mut dyn crate::sandbox::Worker, path: &str) -> Option<String> {
+    let script = format!("cat -- {}", crate::sandbox::shell_quote(path));
+    let out = worker
+        .exec(&script, std::time::Duration::from_secs(60))
+        .ok()?;
+    (out.exit_code == Some(0)).then_some(())?;
+    String::from_utf8(out.stdout).ok()
+}
+
 /// The one grading path of a patch against a task, for `serve`'s rewards and `train`'s: the
 /// worker reset and entered in the task's start state, `patch` applied (buggy → proposed),
 /// `test_patch` added, then the listed tests (FAIL_TO_PASS and PASS_TO_PASS) run `repeats`
@@ -308,15 +318,13 @@ pub fn run_patched(
     let mut grading = task.grading();
     // Hidden tests under names made now, in the graded files: a report that does not fail
     // the one and pass the other comes from a tampered runner.
-    let canary = task
-        .toolchain()
-        .and_then(|t| t.toolchain().canary(&grading, &crate::grading::nonce()));
+    let canary = task.toolchain().and_then(|t| {
+        let mut read = |path: &str| read_file(worker, path);
+        t.toolchain()
+            .canary(&grading, &crate::grading::nonce(), &mut read)
+    });
     if let Some(c) = &canary {
-        let script = format!(
-            "cat >> {} <<'SWE_FORGE_CANARY_EOF'\n{}SWE_FORGE_CANARY_EOF\n",
-            crate::sandbox::shell_quote(&c.file),
-            c.text
-        );
+        let script = c.script();
         let out = worker
             .exec(&script, std::time::Duration::from_secs(60))
             .map_err(|e| GradeError::Environment(format!("adding the hidden checks: {e}")))?;

@@ -16,9 +16,82 @@
 //!   the files again in halves, its tests are ERRORs, the other files' pass;
 //! - `ts_ranges`: TypeScript through ts-jest: tested by the `typescript_jest` toolchain, its
 //!   coverage mapped back to the `.ts` lines, its mutants made into tasks.
+//!
+//! In the mocha, node-test and jest (`js_process_exit`) runs, `train`'s reward grades one task:
+//! the gold edit earns 1, and a source module that makes failing tests pass (wrapping the
+//! global `test`/`it`) or neuters node's `assert` earns 0: the hidden tests grading adds to
+//! the graded file show a tampered runner.
 
 mod common;
 use common::*;
+
+/// Wraps the framework's global `test`/`it` so that a failing test passes: run from a source
+/// module the test file requires before it declares its tests.
+const SWALLOWING_TESTS: &str = "for (const k of ['test', 'it']) {\n\
+  const real = global[k];\n\
+  if (typeof real === 'function') {\n\
+    global[k] = (name, fn) => real(name, function () { try { fn.call(this); } catch (e) { return undefined; } });\n\
+  }\n\
+}";
+
+/// Neuters node's `assert` (the functions the fixtures' tests call): run from a source module.
+const NEUTERED_ASSERT: &str = "{\n\
+  const a = require('node:assert');\n\
+  a.strictEqual = () => {};\n\
+  a.deepStrictEqual = () => {};\n\
+  a.throws = () => {};\n\
+}";
+
+/// `train`'s reward on one of the run's tasks whose FAIL_TO_PASS tests fail on the bug (not a
+/// load error): the gold edit earns 1; an edit of the buggy file that adds `tamper` after
+/// its first line earns 0, the hidden tests added at grading time showing a tampered runner.
+fn tampering_is_caught(tasks: &[serde_json::Value], tamper: &str) {
+    use swe_forge::train::episode::gold_edit;
+    use swe_forge::train::reward::{Outcome, RewardConfig, RewardEnv};
+    let task = tasks
+        .iter()
+        .find(|t| {
+            let runs = t["metadata"]["verification"]["runs"].as_array().unwrap();
+            let buggy = runs.iter().find(|r| r["label"] == "buggy#1").unwrap();
+            t["FAIL_TO_PASS"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|id| buggy["results"][id.as_str().unwrap()]["status"] == "FAILED")
+        })
+        .unwrap_or_else(|| panic!("no task whose tests fail on the bug: {tasks:?}"));
+    let task: swe_forge::task::Task = serde_json::from_value(task.clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = RewardConfig::new(dir.path().join("rewards.db"), cache());
+    cfg.workers = 1;
+    let mut env = RewardEnv::open(cfg).unwrap();
+    let buggy = env.buggy_file(&task).unwrap();
+    let gold = gold_edit(&task, &buggy).unwrap().render();
+    let r = env.reward(&task, &gold).unwrap();
+    assert_eq!(
+        (r.value, &r.outcome),
+        (1.0, &Outcome::Solved),
+        "{}: {}",
+        task.instance_id,
+        r.detail
+    );
+    let first = buggy.lines().next().unwrap();
+    let edit = format!("<<<<<<< SEARCH\n{first}\n=======\n{first}\n{tamper}\n>>>>>>> REPLACE\n");
+    let r = env.reward(&task, &edit).unwrap();
+    assert_eq!(
+        (r.value, &r.outcome),
+        (0.0, &Outcome::TestsFail),
+        "{}: {}",
+        task.instance_id,
+        r.detail
+    );
+    assert!(
+        r.detail.contains("tampered runner") && r.detail.contains("must fail"),
+        "{}: {}",
+        task.instance_id,
+        r.detail
+    );
+}
 
 #[test]
 fn a_dependency_no_one_has_rejects_the_seed_naming_it() {
@@ -211,6 +284,9 @@ fn a_mocha_project_gets_per_test_coverage_and_a_load_that_throws_is_a_kill() {
         "{}",
         task["problem_statement"]
     );
+    // Grading hides two tests in the graded file: a source module that makes failing tests
+    // pass is caught.
+    tampering_is_caught(&tasks, SWALLOWING_TESTS);
 }
 
 #[test]
@@ -330,6 +406,9 @@ fn code_that_ends_the_process_is_a_failing_test_not_a_lost_run() {
         serde_json::json!(["test/stop.test.js"]),
         "{task}"
     );
+    // Grading hides two tests in the graded file: a source module that makes failing tests
+    // pass is caught.
+    tampering_is_caught(&tasks, SWALLOWING_TESTS);
 }
 
 #[test]
@@ -404,4 +483,7 @@ fn a_node_test_project_runs_through_nodes_own_runner() {
         .filter(|t| t["metadata"]["candidate_id"] != broken["id"])
         .find(|t| t["FAIL_TO_PASS"].as_array().unwrap().len() == 1);
     assert!(other.is_some(), "{tasks:?}");
+    // Grading hides two tests in the graded file: a source module that neuters `assert` is
+    // caught.
+    tampering_is_caught(&tasks, NEUTERED_ASSERT);
 }

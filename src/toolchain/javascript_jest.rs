@@ -111,6 +111,16 @@ impl Toolchain for JavascriptJest {
         node::harness_readable(id)
     }
 
+    /// Two tests appended to the first graded test file ([`super::canary::javascript`]).
+    fn canary(
+        &self,
+        grading: &crate::grading::Grading,
+        nonce: &str,
+        read: &mut dyn FnMut(&str) -> Option<String>,
+    ) -> Option<crate::grading::Canary> {
+        super::canary::javascript(grading, nonce, read, super::canary::JsStyle::Jest)
+    }
+
     /// jest in band on the graded tests' files with its JSON report, then
     /// `dockerfiles/node/verdict.js` on the report: `[PASSED] <id>` lines for SWE-bench's
     /// `parse_log_jest_json`, and exit 0 only when every graded test passed.

@@ -97,6 +97,16 @@ impl Toolchain for JavascriptMocha {
         node::harness_readable(id)
     }
 
+    /// Two tests appended to the first graded test file ([`super::canary::javascript`]).
+    fn canary(
+        &self,
+        grading: &crate::grading::Grading,
+        nonce: &str,
+        read: &mut dyn FnMut(&str) -> Option<String>,
+    ) -> Option<crate::grading::Canary> {
+        super::canary::javascript(grading, nonce, read, super::canary::JsStyle::Mocha)
+    }
+
     /// mocha on the graded tests' files with its JSON reporter, then
     /// `dockerfiles/node/verdict.js` on the report.
     fn protected(&self) -> Vec<String> {

@@ -96,12 +96,22 @@ impl Toolchain for JavascriptNodeTest {
         node::harness_readable(id)
     }
 
-    /// node's test runner on the graded tests' files with swe-forge's reporter (written to the
-    /// log directory first), then `dockerfiles/node/verdict.js` on its report.
+    /// Two tests appended to the first graded test file ([`super::canary::javascript`]).
+    fn canary(
+        &self,
+        grading: &crate::grading::Grading,
+        nonce: &str,
+        read: &mut dyn FnMut(&str) -> Option<String>,
+    ) -> Option<crate::grading::Canary> {
+        super::canary::javascript(grading, nonce, read, super::canary::JsStyle::NodeTest)
+    }
+
     fn protected(&self) -> Vec<String> {
         node::PROTECTED.iter().map(|s| s.to_string()).collect()
     }
 
+    /// node's test runner on the graded tests' files with swe-forge's reporter (written to the
+    /// log directory first), then `dockerfiles/node/verdict.js` on its report.
     fn harness_run(
         &self,
         _harness: Harness,

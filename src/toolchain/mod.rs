@@ -3,6 +3,7 @@
 //! files, whether tests are synthesized). The pipeline, audit and training get these here and
 //! nowhere else; a new language or framework is one more module beside these.
 
+pub mod canary;
 pub mod java;
 pub mod java_maven;
 pub mod javascript_jest;
@@ -291,9 +292,15 @@ pub trait Toolchain: Send + Sync {
     }
 
     /// Hidden tests for a grading run of `grading`, named with `nonce` ([`crate::grading::Canary`]);
-    /// `None` where the toolchain has none yet.
-    fn canary(&self, grading: &Grading, nonce: &str) -> Option<crate::grading::Canary> {
-        let _ = (grading, nonce);
+    /// `read` gives a file of the tree being graded (`None`: absent or unreadable). `None`
+    /// where the toolchain has none, or the graded files cannot take them.
+    fn canary(
+        &self,
+        grading: &Grading,
+        nonce: &str,
+        read: &mut dyn FnMut(&str) -> Option<String>,
+    ) -> Option<crate::grading::Canary> {
+        let _ = (grading, nonce, read);
         None
     }
 

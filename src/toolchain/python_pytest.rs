@@ -176,7 +176,12 @@ impl Toolchain for PythonPytest {
 
     /// Two module-level tests appended to the command's first test module (else a new one
     /// beside its first file): `test_<nonce>_f` raises, `test_<nonce>_p` passes.
-    fn canary(&self, grading: &Grading, nonce: &str) -> Option<crate::grading::Canary> {
+    fn canary(
+        &self,
+        grading: &Grading,
+        nonce: &str,
+        _read: &mut dyn FnMut(&str) -> Option<String>,
+    ) -> Option<crate::grading::Canary> {
         let is_test_module = |f: &str| {
             let base = f.rsplit('/').next().unwrap_or(f);
             base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
@@ -202,6 +207,7 @@ impl Toolchain for PythonPytest {
             file,
             new_file,
             text,
+            whole: None,
         })
     }
 
@@ -231,7 +237,9 @@ impl Toolchain for PythonPytest {
         );
         // The hidden checks, when a graded test module can take them.
         const PLACEHOLDER: &str = "SWEFORGENONCE";
-        let canary = self.canary(grading, PLACEHOLDER).filter(|c| !c.new_file);
+        let canary = self
+            .canary(grading, PLACEHOLDER, &mut |_| None)
+            .filter(|c| !c.new_file);
         let mut canary_args = String::new();
         if let Some(c) = &canary {
             setup.push_str(&format!(
