@@ -75,21 +75,40 @@ pub struct Canary {
 }
 
 impl Canary {
-    /// Why `run` shows a tampered runner, if it does: the must-fail test did not fail, or the
-    /// must-pass test did not pass.
-    pub fn tampered(&self, run: &Run) -> Option<String> {
+    /// Why `run` shows a tampered runner, if it does: the test that must fail was reported
+    /// passed, or not failed while the one that must pass passed; or, while some of the
+    /// `graded` tests passed, the test that must fail was not
+    /// reported or the one that must pass did not pass. A run that reports nothing passed (it
+    /// timed out, its file could not load, everything failed) shows no tampering: an honest
+    /// runner reports that too.
+    pub fn tampered(&self, run: &Run, graded: &[String]) -> Option<String> {
         use crate::run::TestStatus;
         let fail = run.status(&self.must_fail);
         let pass = run.status(&self.must_pass);
-        if fail != TestStatus::Failed {
+        if fail == TestStatus::Passed {
+            return Some(format!(
+                "the hidden test that must fail was reported passed ({})",
+                run.label
+            ));
+        }
+        // Both are in one file: where the one that must pass passed, the file ran, and the
+        // one that must fail can only have failed.
+        if pass == TestStatus::Passed && fail != TestStatus::Failed {
             return Some(format!(
                 "the hidden test that must fail was reported {fail} ({})",
                 run.label
             ));
         }
-        if pass != TestStatus::Passed {
+        let some_passed = graded.iter().any(|t| run.status(t) == TestStatus::Passed);
+        if some_passed && fail == TestStatus::Missing {
             return Some(format!(
-                "the hidden test that must pass was reported {pass} ({})",
+                "the hidden test that must fail was not reported while graded tests passed ({})",
+                run.label
+            ));
+        }
+        if some_passed && pass != TestStatus::Passed {
+            return Some(format!(
+                "the hidden test that must pass was reported {pass} while graded tests passed ({})",
                 run.label
             ));
         }
@@ -766,19 +785,37 @@ mod tests {
             duration_s: 0.0,
             message: None,
         };
+        let graded = vec!["tests/test_core.py::test_a".to_string()];
+        run.results
+            .insert(graded[0].clone(), result(TestStatus::Passed));
         run.results
             .insert(c.must_fail.clone(), result(TestStatus::Failed));
         run.results
             .insert(c.must_pass.clone(), result(TestStatus::Passed));
-        assert_eq!(c.tampered(&run), None);
+        assert_eq!(c.tampered(&run, &graded), None);
         run.results
             .insert(c.must_fail.clone(), result(TestStatus::Passed));
-        assert!(c.tampered(&run).is_some());
+        assert!(c.tampered(&run, &graded).is_some());
         run.results.remove(&c.must_fail);
         assert!(
-            c.tampered(&run).is_some(),
-            "a missing canary is tampering too"
+            c.tampered(&run, &graded).is_some(),
+            "a missing canary while graded tests pass is tampering too"
         );
+        run.results
+            .insert(c.must_fail.clone(), result(TestStatus::Failed));
+        run.results
+            .insert(c.must_pass.clone(), result(TestStatus::Failed));
+        assert!(c.tampered(&run, &graded).is_some(), "the nonce test failed");
+        // Nothing passed (a timeout, a file that cannot load): no sign of tampering.
+        let mut dead = Run::exited("grade#2");
+        dead.results
+            .insert(graded[0].clone(), result(TestStatus::Error));
+        dead.results
+            .insert(c.must_fail.clone(), result(TestStatus::Error));
+        dead.results
+            .insert(c.must_pass.clone(), result(TestStatus::Error));
+        assert_eq!(c.tampered(&dead, &graded), None);
+        assert_eq!(c.tampered(&Run::exited("grade#3"), &graded), None);
     }
 
     #[test]

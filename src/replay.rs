@@ -21,6 +21,30 @@ use std::sync::Arc;
 /// A prepared environment and its sandbox kind, or why none could be made.
 pub type Prepared = Result<(Arc<dyn Environment>, SandboxKind), String>;
 
+/// The first wait before a failed environment is tried again; it doubles with each failure.
+pub const FAILURE_BACKOFF: std::time::Duration = std::time::Duration::from_secs(5);
+/// The longest wait before a failed environment is tried again.
+pub const FAILURE_BACKOFF_MAX: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// An environment that could not be prepared.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub error: String,
+    pub at: std::time::Instant,
+    /// Failures in a row.
+    pub tries: u32,
+}
+
+impl Failure {
+    /// How long until the next try (`None`: it may be tried now).
+    pub fn retry_in(&self) -> Option<std::time::Duration> {
+        let wait = FAILURE_BACKOFF
+            .saturating_mul(1u32 << self.tries.saturating_sub(1).min(16))
+            .min(FAILURE_BACKOFF_MAX);
+        wait.checked_sub(self.at.elapsed()).filter(|d| !d.is_zero())
+    }
+}
+
 /// Prepared environments, one per image or per (seed, commit, install, python path).
 pub struct Environments {
     cache: PathBuf,
@@ -28,6 +52,10 @@ pub struct Environments {
     docker: Option<DockerSandbox>,
     local: LocalSandbox,
     prepared: HashMap<String, Prepared>,
+    /// Environments that failed: why, when, and how many times in a row. Tried again after a
+    /// backoff that doubles with each failure ([`FAILURE_BACKOFF`], at most
+    /// [`FAILURE_BACKOFF_MAX`]): a missing image built meanwhile is served without a restart.
+    failed: HashMap<String, Failure>,
     /// Use the repository image (`metadata.start_state.repo_image`, where the start state is
     /// entered with the start patch) rather than each task's own image: one container pool
     /// per seed, for training's many gradings. The audit uses the task images.
@@ -55,6 +83,7 @@ impl Environments {
             docker: opened.docker,
             local: opened.local,
             prepared: HashMap::new(),
+            failed: HashMap::new(),
             prefer_repo_image: false,
             local_fallback: true,
         })
@@ -97,12 +126,23 @@ impl Environments {
             .filter(|_| self.docker.is_some())
     }
 
-    /// The environment for a task and the sandbox kind (cached per image or checkout).
+    /// The environment for a task and the sandbox kind (cached per image or checkout; a
+    /// failure is answered again until its backoff ends, then tried anew).
     pub fn for_task(&mut self, task: &Task) -> Prepared {
         let image = self.image_for(task);
         let key = self.key_for(task);
         if let Some(found) = self.prepared.get(&key) {
             return found.clone();
+        }
+        if let Some(f) = self.failed.get(&key) {
+            if let Some(left) = f.retry_in() {
+                return Err(format!(
+                    "{} (tried {} time(s); again in {}s)",
+                    f.error,
+                    f.tries,
+                    left.as_secs().max(1)
+                ));
+            }
         }
         let made = match (image, &self.docker) {
             (Some(tag), Some(docker)) => docker
@@ -118,8 +158,32 @@ impl Environments {
             ),
             _ => self.local_env(task).map(|e| (e, SandboxKind::Local)),
         };
-        self.prepared.insert(key, made.clone());
+        match &made {
+            Ok(_) => {
+                self.failed.remove(&key);
+                self.prepared.insert(key, made.clone());
+            }
+            Err(e) => {
+                let tries = self.failed.get(&key).map_or(0, |f| f.tries) + 1;
+                tracing::warn!(environment = %key.replace('\0', " "), tries, "environment failed: {e}");
+                self.failed.insert(
+                    key,
+                    Failure {
+                        error: e.clone(),
+                        at: std::time::Instant::now(),
+                        tries,
+                    },
+                );
+            }
+        }
         made
+    }
+
+    /// Whether the environment of `task` failed and is waiting for its next try: why.
+    pub fn failing(&self, task: &Task) -> Option<&Failure> {
+        self.failed
+            .get(&self.key_for(task))
+            .filter(|f| f.retry_in().is_some())
     }
 
     /// Import the seed afresh at `base_commit` and prepare the local sandbox on it.
@@ -355,7 +419,7 @@ pub fn run_patched(
         .map_err(|e| GradeError::Environment(format!("running the tests: {e}")))?;
         if let Some(c) = &canary {
             if out.tampered.is_none() {
-                out.tampered = c.tampered(&run);
+                out.tampered = c.tampered(&run, &listed);
             }
             for id in [&c.must_fail, &c.must_pass] {
                 run.results.remove(id);
@@ -366,8 +430,10 @@ pub fn run_patched(
         let failed = listed
             .iter()
             .any(|t| run.status(t) != crate::run::TestStatus::Passed);
+        let timed_out = run.timed_out();
         out.runs.push(run);
-        if (failed || out.tampered.is_some()) && stop_at_failure {
+        // A repeat that ran out of time (an edit that loops) is not run again.
+        if timed_out || ((failed || out.tampered.is_some()) && stop_at_failure) {
             break;
         }
     }

@@ -9,7 +9,8 @@
 //! - an agent in a task container, as the non-root user, trying every way back to the fix and
 //!   the hidden tests, and finding none;
 //! - cheats at the test runner (Python and JavaScript) as the agent's patch in Harbor's verifier
-//!   and as predictions in the SWE-bench harness: none earns a reward;
+//!   and as predictions in the SWE-bench harness, and the JavaScript ones through `serve` and
+//!   the Python client: none earns a reward;
 //! - the order-dependent doctests fixture in Docker, graded by the SWE-bench harness.
 //!
 //! The Python tools come from `.ci/run`: `SWE_FORGE_SWEBENCH_PYTHON` (a venv with swebench and
@@ -19,7 +20,9 @@
 
 mod common;
 
-use common::{bin, docker_or_skip, jest_or_skip, jsonl, made_once, text};
+use common::{
+    bin, client_module, docker_or_skip, jest_or_skip, jsonl, made_once, serve_docker, text,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1175,6 +1178,27 @@ fn jsshelf_cheats_earn_nothing_in_the_swebench_harness_and_harbor() {
         Demo::Js,
         js_cheats(),
     );
+}
+
+/// The same JavaScript cheats through `serve` in Docker and the Python client, on two jsshelf
+/// tasks: the gold agent gets 1, every cheat 0, flagged and counted
+/// (clients/python/tests/test_runner_cheats.py).
+#[test]
+fn jsshelf_cheats_through_serve_earn_nothing() {
+    if !docker_or_skip("jsshelf_cheats_through_serve_earn_nothing") {
+        return;
+    }
+    let out = docker_run_of(Demo::Js);
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("two.jsonl");
+    let body: String = jsonl(&out.join("tasks.jsonl"))
+        .iter()
+        .take(2)
+        .map(|t| format!("{t}\n"))
+        .collect();
+    std::fs::write(&tasks, body).unwrap();
+    let served = serve_docker(&tasks, &dir.path().join("serve.db"));
+    client_module("test_runner_cheats", &served.url, &tasks);
 }
 
 fn cheat_suite(test: &str, demo: Demo, cheats: Vec<(&'static str, String)>) {

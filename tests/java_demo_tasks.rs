@@ -3,6 +3,8 @@
 //! the host, without swe-forge's runner: with the bug patch applied, every FAIL_TO_PASS test
 //! fails (the patched classes compiled with javac, the tests run by JUnit's console launcher);
 //! the gold patch then restores the clean sources exactly, on which the whole suite passes.
+//! Two of the tasks get their task images from their records, pass the audit in Docker, and
+//! are served (`serve --sandbox docker`) to the Python client's runner cheats.
 
 mod common;
 use common::*;
@@ -195,6 +197,17 @@ fn java_demo_run_yields_verified_tasks() {
         assert!(image.starts_with("swe-forge/javashelf-task:"), "{image}");
     }
     task_images_from_records_pass_the_audit(dir.path(), &tasks[..2]);
+    // The same two tasks served in Docker: through the Python client, the gold agent gets 1,
+    // cheats at Maven's configuration (skipTests, surefire includes, .mvn/maven.config) get
+    // 0, flagged and counted (clients/python/tests/test_runner_cheats.py).
+    {
+        let served = serve_docker(&dir.path().join("two.jsonl"), &dir.path().join("serve.db"));
+        client_module(
+            "test_runner_cheats",
+            &served.url,
+            &dir.path().join("two.jsonl"),
+        );
+    }
 
     // The clean build, on the host.
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/javashelf");

@@ -177,9 +177,15 @@ pub(crate) struct ServeArgs {
     /// --unsafe-local).
     #[arg(long, value_enum, default_value = "auto")]
     pub(crate) sandbox: SandboxChoice,
-    /// Require `Authorization: Bearer TOKEN` on every request but /health.
+    /// Require `Authorization: Bearer TOKEN` on every request but /health. A server bound
+    /// beyond loopback without one makes one and prints it.
     #[arg(long, env = "SWE_FORGE_SERVE_TOKEN")]
     pub(crate) token: Option<String>,
+    /// An origin (`https://app.example`) whose pages may call the server, besides loopback
+    /// ones; repeatable, `*` for any. Requests whose `Host` does not name the server, and
+    /// browser requests from other origins, are refused (403).
+    #[arg(long)]
+    pub(crate) allow_origin: Vec<String>,
     /// Seconds a session may stay idle before it ends.
     #[arg(long, default_value_t = 600)]
     pub(crate) idle_timeout: u64,

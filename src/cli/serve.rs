@@ -34,6 +34,7 @@ pub(crate) fn serve(args: ServeArgs, cache: PathBuf) -> Result<i32> {
         generate_batch: args.generate_batch,
         manifest: args.manifest,
         target: args.target,
+        allow_origins: args.allow_origin,
     };
     swe_forge::serve::serve(cfg).with_context(|| format!("serving {}", args.tasks.display()))?;
     Ok(0)

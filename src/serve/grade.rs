@@ -287,7 +287,9 @@ fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, S
         .map_err(|e| format!("starting a grader: {e}"))?;
     let runner = lock(&server.envs).runner(task, s.kind)?;
     let listed = task.listed_tests();
-    let budget = crate::audit::budget(task);
+    // From the task's own recorded runs, with a CPU limit: an edit that loops is stopped
+    // within seconds of CPU, and its repeat is the last.
+    let budget = crate::timeouts::reward(crate::audit::longest_recorded_run(task));
     let repeats = server.cfg.grade_repeats.max(1);
     // The grading path `train` uses too; every repeat runs, for the majority.
     let patched = match crate::replay::run_patched(

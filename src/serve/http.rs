@@ -17,7 +17,7 @@ use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The most bytes of a request body.
@@ -60,6 +60,7 @@ pub fn router(server: Shared) -> Router {
         .route("/metrics", get(metrics))
         .route("/ws", any(ws))
         .layer(middleware::from_fn_with_state(Arc::clone(&server), auth))
+        .layer(middleware::from_fn_with_state(Arc::clone(&server), guard))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(middleware::map_response(close_after_refused_body))
         .with_state(server)
@@ -76,6 +77,28 @@ async fn close_after_refused_body(mut resp: Response) -> Response {
         );
     }
     resp
+}
+
+/// The `Host` and `Origin` checks ([`super::origin`]): a browser page of another site, or a
+/// rebound name, gets 403 on every route, the WebSocket upgrade included.
+async fn guard(AxState(server): AxState<Shared>, req: Request, next: Next) -> Response {
+    if let Some(why) = refusal(&server, req.headers()) {
+        return ApiError(StatusCode::FORBIDDEN, why).into_response();
+    }
+    next.run(req).await
+}
+
+/// Why [`guard`] refuses a request with these headers, if it does.
+fn refusal(server: &Server, headers: &HeaderMap) -> Option<String> {
+    let header_of = |name: header::HeaderName| {
+        headers
+            .get(name)
+            .map(|v| v.to_str().unwrap_or("\u{fffd}").to_string())
+    };
+    super::origin::Allowed::new(server.cfg.addr, &server.cfg.allow_origins).refuse(
+        header_of(header::HOST).as_deref(),
+        header_of(header::ORIGIN).as_deref(),
+    )
 }
 
 /// `--token`: every route but `/health` needs `Authorization: Bearer <token>`.
@@ -139,6 +162,12 @@ async fn health(AxState(server): AxState<Shared>) -> Json<Value> {
     if server.may_run_local() {
         h["unsafe_local_reason"] = json!(super::UNSAFE_LOCAL);
     }
+    // Tasks whose environment failed at its last start (tried again after a backoff).
+    let unavailable: Vec<Value> = lock(&server.unavailable)
+        .iter()
+        .map(|(i, why)| json!({"task_id": server.shown_id(*i), "error": why}))
+        .collect();
+    h["unavailable"] = json!(unavailable);
     Json(h)
 }
 
@@ -294,7 +323,8 @@ async fn metrics(
 
 /// `reset`: a new session on the asked task, or on the curriculum's next draw.
 pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
-    if server.active() >= server.cfg.max_sessions {
+    // The slot is taken before any environment starts, and given back if none does.
+    let Some(slot) = server.slots.take() else {
         return Err(ApiError(
             StatusCode::TOO_MANY_REQUESTS,
             format!(
@@ -302,7 +332,7 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
                 server.cfg.max_sessions
             ),
         ));
-    }
+    };
     let seed = req.get("seed").and_then(Value::as_u64);
     let asked = match req.get("task_id") {
         None | Some(Value::Null) => None,
@@ -342,7 +372,7 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
             (i, worker, env, kind)
         }
     };
-    let session = Session::new(task, worker, env, kind);
+    let session = Session::new(task, worker, env, kind, Some(slot));
     let t = &*server.task(task);
     let shown = server.shown_id(task);
     let local = kind == crate::sandbox::SandboxKind::Local;
@@ -362,7 +392,7 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
     }
     server.record(&session);
     lock(&server.metrics).session_started();
-    lock(&server.sessions).insert(session.id.clone(), Arc::new(Mutex::new(session)));
+    lock(&server.sessions).insert(session.id.clone(), super::Entry::new(session));
     Ok(result(observation, None, false, info))
 }
 
@@ -375,9 +405,9 @@ fn instruction(t: &crate::task::Task) -> String {
     )
 }
 
-fn find(server: &Server, id: &str) -> Result<Arc<Mutex<Session>>, ApiError> {
-    if let Some(s) = lock(&server.sessions).get(id) {
-        return Ok(Arc::clone(s));
+fn find(server: &Server, id: &str) -> Result<super::Entry, ApiError> {
+    if let Some(e) = lock(&server.sessions).get(id) {
+        return Ok(e.clone());
     }
     match lock(&server.store).load(id) {
         Some(st) => Err(ApiError(
@@ -393,8 +423,10 @@ fn find(server: &Server, id: &str) -> Result<Arc<Mutex<Session>>, ApiError> {
 
 /// `step`: one action in a session.
 pub fn do_step(server: &Server, id: &str, action: &Value) -> Result<Value, ApiError> {
-    let arc = find(server, id)?;
-    let mut s = lock(&arc);
+    let entry = find(server, id)?;
+    // Not idle while the call waits for the session or runs.
+    let _busy = crate::serve::session::Busy::new(&entry.live);
+    let mut s = lock(&entry.session);
     if s.status != Status::Active {
         return Err(ApiError(
             StatusCode::CONFLICT,
@@ -406,7 +438,7 @@ pub fn do_step(server: &Server, id: &str, action: &Value) -> Result<Value, ApiEr
         ));
     }
     s.last_active = Instant::now();
-    s.steps += 1;
+    s.count_step();
     let action = match tools::parse_action(action) {
         Ok(a) => a,
         Err(e) => {
@@ -604,9 +636,22 @@ fn submit(server: &Server, s: &mut Session) -> Result<Value, ApiError> {
 }
 
 pub fn do_state(server: &Server, id: &str) -> Result<State, ApiError> {
-    if let Some(arc) = lock(&server.sessions).get(id).cloned() {
-        let s = lock(&arc);
-        return Ok(s.state(&server.shown_id(s.task)));
+    let found = lock(&server.sessions).get(id).cloned();
+    if let Some(e) = found {
+        // A session whose call is running answers from what is kept outside its lock.
+        return Ok(match e.session.try_lock() {
+            Ok(s) => s.state(&server.shown_id(s.task)),
+            Err(_) => State {
+                session_id: id.to_string(),
+                task_id: String::new(),
+                status: e.live.status(),
+                steps: e.live.steps(),
+                reward: None,
+                created_at: String::new(),
+                ended_at: None,
+                detail: "a call of this session is running".to_string(),
+            },
+        });
     }
     lock(&server.store)
         .load(id)
@@ -615,7 +660,7 @@ pub fn do_state(server: &Server, id: &str) -> Result<State, ApiError> {
 
 /// `close`: end a session (closing an ended one answers its state again).
 pub fn do_close(server: &Server, id: &str) -> Result<State, ApiError> {
-    let found = lock(&server.sessions).get(id).cloned();
+    let found = lock(&server.sessions).get(id).cloned().map(|e| e.session);
     let Some(arc) = found else {
         return lock(&server.store)
             .load(id)
@@ -824,6 +869,7 @@ mod tests {
             generate_batch: 0,
             manifest: None,
             target: 0.5,
+            allow_origins: Vec::new(),
         }
     }
 
@@ -835,9 +881,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let server = Server::open(config(dir.path(), SandboxChoice::Local, true)).unwrap();
         let worker = Box::new(Fake { next, losses: 0 });
-        let s = Session::new(0, worker, Arc::new(FakeEnv), SandboxKind::Docker);
+        let s = Session::new(0, worker, Arc::new(FakeEnv), SandboxKind::Docker, None);
         let id = s.id.clone();
-        lock(&server.sessions).insert(id.clone(), Arc::new(Mutex::new(s)));
+        lock(&server.sessions).insert(id.clone(), crate::serve::Entry::new(s));
         (dir, server, id)
     }
 

@@ -14,6 +14,7 @@
 pub mod grade;
 pub mod http;
 pub mod metrics;
+pub mod origin;
 pub mod review;
 pub mod session;
 pub mod tools;
@@ -69,6 +70,9 @@ pub struct ServeConfig {
     pub manifest: Option<PathBuf>,
     /// The pass rate the generation plan aims at.
     pub target: f64,
+    /// Origins whose pages may drive the server besides loopback ones (`--allow-origin`;
+    /// `*`: any).
+    pub allow_origins: Vec<String>,
 }
 
 /// Why the server could not start.
@@ -151,6 +155,22 @@ impl Pool {
     }
 }
 
+/// A session in memory: what is read without its lock, and the session.
+#[derive(Clone)]
+pub(crate) struct Entry {
+    pub(crate) live: Arc<session::Live>,
+    pub(crate) session: Arc<Mutex<Session>>,
+}
+
+impl Entry {
+    pub(crate) fn new(session: Session) -> Entry {
+        Entry {
+            live: Arc::clone(&session.live),
+            session: Arc::new(Mutex::new(session)),
+        }
+    }
+}
+
 /// Everything the routes share.
 pub struct Server {
     pub cfg: ServeConfig,
@@ -159,7 +179,13 @@ pub struct Server {
     /// curriculum.
     pub(crate) plan: Option<Arc<Mutex<crate::curriculum::GenerationPlan>>>,
     pub(crate) envs: Mutex<Environments>,
-    pub(crate) sessions: Mutex<BTreeMap<String, Arc<Mutex<Session>>>>,
+    /// The sessions in memory; the lock is held only to look one up or add one.
+    pub(crate) sessions: Mutex<BTreeMap<String, Entry>>,
+    /// `--max-sessions`, taken before a session's environment starts.
+    pub(crate) slots: Arc<session::Slots>,
+    /// Tasks whose environment failed at its last start, and why (tried again after a
+    /// backoff: [`crate::replay::FAILURE_BACKOFF`]).
+    pub(crate) unavailable: Mutex<BTreeMap<usize, String>>,
     pub(crate) store: Mutex<SessionStore>,
     pub(crate) curriculum: Mutex<(Curriculum, rand::rngs::StdRng)>,
     pub(crate) metrics: Mutex<metrics::Metrics>,
@@ -244,6 +270,8 @@ impl Server {
             plan,
             envs: Mutex::new(envs),
             sessions: Mutex::new(BTreeMap::new()),
+            slots: session::Slots::new(cfg.max_sessions),
+            unavailable: Mutex::new(BTreeMap::new()),
             store: Mutex::new(store),
             curriculum: Mutex::new((curriculum, rng)),
             metrics: Mutex::new(metrics::Metrics::default()),
@@ -343,7 +371,16 @@ impl Server {
         &self,
         i: usize,
     ) -> Result<(Box<dyn Worker>, Arc<dyn Environment>, SandboxKind), String> {
-        let (env, kind) = self.environment(i)?;
+        let (env, kind) = match self.environment(i) {
+            Ok(found) => {
+                lock(&self.unavailable).remove(&i);
+                found
+            }
+            Err(e) => {
+                lock(&self.unavailable).insert(i, e.clone());
+                return Err(e);
+            }
+        };
         let n = self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut worker = env
             .worker(n)
@@ -398,36 +435,39 @@ impl Server {
         warm.remove(at)
     }
 
-    /// Sessions active now.
+    /// Sessions active now (read without waiting on any session's work).
     pub(crate) fn active(&self) -> usize {
         lock(&self.sessions)
             .values()
-            .filter(|s| lock(s).status == Status::Active)
+            .filter(|e| e.live.status() == Status::Active)
             .count()
     }
 
-    /// End the sessions idle longer than the timeout (`timed-out`); returns how many.
+    /// End the sessions idle longer than the timeout (`timed-out`); returns how many. A
+    /// session with a call running is not idle, and one whose lock is held is left for the
+    /// next round: the reaper waits on no session.
     pub fn reap_idle(&self) -> usize {
-        let idle: Vec<Arc<Mutex<Session>>> = lock(&self.sessions)
+        let idle: Vec<Entry> = lock(&self.sessions)
             .values()
-            .filter(|s| {
-                let s = lock(s);
-                s.status == Status::Active && s.last_active.elapsed() > self.cfg.idle_timeout
-            })
+            .filter(|e| e.live.idle_longer_than(self.cfg.idle_timeout))
             .cloned()
             .collect();
-        for s in &idle {
-            let mut s = lock(s);
+        let mut ended = 0;
+        for e in &idle {
+            let Ok(mut s) = e.session.try_lock() else {
+                continue;
+            };
+            if !e.live.idle_longer_than(self.cfg.idle_timeout) {
+                continue;
+            }
             s.end(Status::TimedOut, "idle longer than the idle timeout");
             self.record(&s);
             lock(&self.metrics).session_ended(Status::TimedOut.as_str());
+            ended += 1;
         }
         // Ended sessions leave memory after a while; their state stays in the database.
-        lock(&self.sessions).retain(|_, s| {
-            let s = lock(s);
-            s.status == Status::Active || s.last_active.elapsed() < ENDED_KEPT
-        });
-        idle.len()
+        lock(&self.sessions).retain(|_, e| !e.live.ended_longer_than(ENDED_KEPT));
+        ended
     }
 
     /// Write a session's state to the database (a failure is logged: the session goes on).
@@ -480,8 +520,16 @@ pub fn read_tasks(path: &std::path::Path) -> Result<Vec<Task>, ServeError> {
 
 /// Serve until interrupted (Ctrl-C or SIGTERM).
 pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
+    let mut cfg = cfg;
     if !cfg.addr.ip().is_loopback() && cfg.token.is_none() {
-        tracing::warn!(addr = %cfg.addr, "listening beyond loopback without --token");
+        // Beyond loopback, never without a token: one is made and printed.
+        let token = origin::random_token();
+        eprintln!(
+            "warning: listening beyond loopback ({}) without --token: every request but /health \
+             needs `Authorization: Bearer {token}`",
+            cfg.addr
+        );
+        cfg.token = Some(token);
     }
     let server = Arc::new(Server::open(cfg)?);
     if server.may_run_local() {
@@ -530,8 +578,9 @@ pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     // The warm pool's containers go; sessions still open end with the server (their
     // containers go with their workers).
     lock(&server.warm).clear();
-    for s in lock(&server.sessions).values() {
-        let mut s = lock(s);
+    let entries: Vec<Entry> = lock(&server.sessions).values().cloned().collect();
+    for e in &entries {
+        let mut s = lock(&e.session);
         if s.status == Status::Active {
             s.end(Status::Closed, "the server stopped");
             server.record(&s);

@@ -40,6 +40,126 @@ impl Status {
     }
 }
 
+/// What `reset`, `/health`, `/metrics`, `/state` and the reaper read of a session: kept
+/// outside the session's lock, which a tool call or a grading holds for as long as it runs,
+/// so that reading it never waits on another session's work.
+#[derive(Debug)]
+pub struct Live {
+    inner: std::sync::Mutex<LiveState>,
+    steps: std::sync::atomic::AtomicU64,
+}
+
+#[derive(Debug)]
+struct LiveState {
+    status: Status,
+    last_active: Instant,
+    busy: bool,
+}
+
+impl Live {
+    fn new() -> Live {
+        Live {
+            inner: std::sync::Mutex::new(LiveState {
+                status: Status::Active,
+                last_active: Instant::now(),
+                busy: false,
+            }),
+            steps: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, LiveState> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn status(&self) -> Status {
+        self.state().status
+    }
+
+    pub fn steps(&self) -> u64 {
+        self.steps.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Active, no call running, and idle longer than `timeout`.
+    pub fn idle_longer_than(&self, timeout: Duration) -> bool {
+        let s = self.state();
+        s.status == Status::Active && !s.busy && s.last_active.elapsed() > timeout
+    }
+
+    /// Ended longer than `kept` ago.
+    pub fn ended_longer_than(&self, kept: Duration) -> bool {
+        let s = self.state();
+        s.status != Status::Active && s.last_active.elapsed() > kept
+    }
+
+    /// A call starts (`true`) or ends (`false`): the session is not idle meanwhile.
+    pub fn set_busy(&self, busy: bool) {
+        let mut s = self.state();
+        s.busy = busy;
+        s.last_active = Instant::now();
+    }
+}
+
+/// Marks a session busy while it lives.
+pub struct Busy(Arc<Live>);
+
+impl Busy {
+    pub fn new(live: &Arc<Live>) -> Busy {
+        live.set_busy(true);
+        Busy(Arc::clone(live))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.set_busy(false);
+    }
+}
+
+/// The sessions a server may run at once (`--max-sessions`), counted from before a session's
+/// environment starts until the session ends: concurrent resets cannot go past the cap.
+#[derive(Debug)]
+pub struct Slots {
+    used: std::sync::atomic::AtomicUsize,
+    max: usize,
+}
+
+/// One taken slot, given back when dropped.
+#[derive(Debug)]
+pub struct Slot(Arc<Slots>);
+
+impl Slots {
+    pub fn new(max: usize) -> Arc<Slots> {
+        Arc::new(Slots {
+            used: std::sync::atomic::AtomicUsize::new(0),
+            max,
+        })
+    }
+
+    /// A slot, if fewer than the maximum are taken.
+    pub fn take(self: &Arc<Self>) -> Option<Slot> {
+        use std::sync::atomic::Ordering;
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(Arc::clone(self)))
+    }
+
+    pub fn used(&self) -> usize {
+        self.used.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0
+            .used
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
 /// One episode.
 pub struct Session {
     pub id: String,
@@ -67,6 +187,10 @@ pub struct Session {
     pub opened: BTreeSet<String>,
     /// The submit's `info`, once graded.
     pub info: Option<serde_json::Value>,
+    /// What is read without the session's lock.
+    pub live: Arc<Live>,
+    /// Its place under `--max-sessions`, given back when it ends.
+    slot: Option<Slot>,
 }
 
 /// A session's state, as `/state` answers.
@@ -88,8 +212,11 @@ impl Session {
         worker: Box<dyn Worker>,
         env: Arc<dyn Environment>,
         kind: SandboxKind,
+        slot: Option<Slot>,
     ) -> Session {
         Session {
+            live: Arc::new(Live::new()),
+            slot,
             id: new_id(),
             task,
             worker: Some(worker),
@@ -119,6 +246,18 @@ impl Session {
         self.detail = detail.to_string();
         self.ended_at = Some(crate::task::now_utc());
         self.worker = None;
+        self.slot = None;
+        let mut live = self.live.state();
+        live.status = status;
+        live.last_active = Instant::now();
+    }
+
+    /// One more step.
+    pub fn count_step(&mut self) {
+        self.steps += 1;
+        self.live
+            .steps
+            .store(self.steps, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn state(&self, task_id: &str) -> State {

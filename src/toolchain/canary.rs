@@ -212,7 +212,7 @@ mod tests {
     fn javascript_tests_are_appended_in_the_file_s_own_style() {
         let cjs = "const { test } = require('node:test');\ntest('x', () => {});\n";
         let esm = "import { test } from 'node:test';\ntest('x', () => {});\n";
-        let mut read = |t: &'static str| move |_: &str| Some(t.to_string());
+        let read = |t: &'static str| move |_: &str| Some(t.to_string());
         let c = javascript(
             &grading(&["test/a.test.js"]),
             "ab12",

@@ -540,3 +540,72 @@ pub const SHARD_RUN_OPTIONS: [&str; 12] = [
     "--no-synthesis",
     "--no-task-images",
 ];
+
+/// A `swe-forge serve` process, killed when dropped.
+pub struct Served {
+    pub child: std::process::Child,
+    pub url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `serve --sandbox docker` on TASKS (its database at DB), on a free loopback port.
+pub fn serve_docker(tasks: &Path, db: &Path) -> Served {
+    serve_with(tasks, db, "docker", &[])
+}
+
+/// `serve --sandbox SANDBOX` (`local`: with `--unsafe-local`) on TASKS with EXTRA arguments,
+/// on a free loopback port.
+pub fn serve_with(tasks: &Path, db: &Path, sandbox: &str, extra: &[&str]) -> Served {
+    use std::io::BufRead;
+    let mut cmd = bin();
+    if sandbox == "local" {
+        cmd.arg("serve").arg("--unsafe-local");
+    } else {
+        cmd.arg("serve");
+    }
+    let mut child = cmd
+        .arg("--tasks")
+        .arg(tasks)
+        .args(["--addr", "127.0.0.1:0", "--sandbox", sandbox, "--db"])
+        .arg(db)
+        .args(extra)
+        .env_remove("SWE_FORGE_SERVE_TOKEN")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("the server said: {line:?}"))
+        .to_string();
+    Served { child, url }
+}
+
+/// `python3 -m unittest -v MODULE` in clients/python/tests against the server at URL serving
+/// TASKS: every test of the module must pass, none skip.
+pub fn client_module(module: &str, url: &str, tasks: &Path) {
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/python");
+    let out = Command::new("python3")
+        .args(["-m", "unittest", "-v", module])
+        .current_dir(client.join("tests"))
+        .env("PYTHONPATH", &client)
+        .env("SWE_FORGE_SERVE_URL", url)
+        .env("SWE_FORGE_SERVE_TASKS", tasks)
+        .output()
+        .expect("python3");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{module} failed:\n{log}");
+    assert!(!log.contains("skipped '"), "{module} skipped tests:\n{log}");
+}
