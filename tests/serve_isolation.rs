@@ -8,7 +8,9 @@
 //! - 20 concurrent resets against `--max-sessions 4` start at most 4 sessions (the others get
 //!   429);
 //! - a submit whose edit loops forever is stopped by the CPU limit in its first grading run
-//!   (`failure_type: timeout`, one run), and the server goes on.
+//!   (`failure_type: timeout`, one run), and the server goes on;
+//! - a session writing 2 GiB under its repository is stopped at `--max-tree-mb` (reward 0,
+//!   `exceeded-storage`), and the server goes on.
 
 mod common;
 use common::*;
@@ -91,7 +93,7 @@ fn no_session_waits_on_another_and_hostile_pages_are_refused() {
         &tasks_file,
         &dir.path().join("serve.db"),
         "local",
-        &["--max-sessions", "4", "--pool", "0"],
+        &["--max-sessions", "4", "--pool", "0", "--max-tree-mb", "64"],
     );
     let url = served.url.as_str();
     let host = url.trim_start_matches("http://");
@@ -221,4 +223,28 @@ fn no_session_waits_on_another_and_hostile_pages_are_refused() {
     assert_eq!(runs.len(), 1, "one run, not the three repeats: {runs:?}");
     let (st, h) = call(url, "GET", "/health", None);
     assert_eq!((st, h["status"].as_str()), (200, Some("ok")), "{h}");
+
+    // 2 GiB written under the repository: the write stops at the limit (64 MiB here), and the
+    // episode ends with reward 0; the server goes on.
+    let writer = reset(url, &id);
+    let r = step(
+        url,
+        &writer,
+        "bash",
+        json!({"command": "dd if=/dev/zero of=big.bin bs=1M count=2048 2>&1 | tail -1; ls -l big.bin"}),
+    );
+    assert_eq!(r["done"], true, "{r}");
+    assert_eq!(r["reward"], 0.0, "{r}");
+    assert_eq!(r["info"]["failure_type"], "exceeded-storage", "{r}");
+    let (_, st) = call(url, "GET", &format!("/state?session_id={writer}"), None);
+    assert_eq!(st["status"], "submitted", "{st}");
+    let other = reset(url, &id);
+    let r = step(url, &other, "bash", json!({"command": "echo still here"}));
+    assert!(
+        r["observation"]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("still here")),
+        "{r}"
+    );
+    assert_eq!(r["done"], false, "{r}");
 }

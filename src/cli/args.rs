@@ -186,6 +186,10 @@ pub(crate) struct ServeArgs {
     /// browser requests from other origins, are refused (403).
     #[arg(long)]
     pub(crate) allow_origin: Vec<String>,
+    /// MiB a session may add under its repository (no file it writes may be larger either):
+    /// past it the episode ends with reward 0 (`exceeded-storage`) and the server goes on.
+    #[arg(long, default_value_t = 1024)]
+    pub(crate) max_tree_mb: u64,
     /// Seconds a session may stay idle before it ends.
     #[arg(long, default_value_t = 600)]
     pub(crate) idle_timeout: u64,

@@ -35,6 +35,7 @@ pub(crate) fn serve(args: ServeArgs, cache: PathBuf) -> Result<i32> {
         manifest: args.manifest,
         target: args.target,
         allow_origins: args.allow_origin,
+        max_tree_mb: args.max_tree_mb.max(1),
     };
     swe_forge::serve::serve(cfg).with_context(|| format!("serving {}", args.tasks.display()))?;
     Ok(0)

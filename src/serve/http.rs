@@ -372,7 +372,14 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
             (i, worker, env, kind)
         }
     };
-    let session = Session::new(task, worker, env, kind, Some(slot));
+    let mut session = Session::new(task, worker, env, kind, Some(slot));
+    // The repository's size now: what `--max-tree-mb` counts from.
+    session.tree_kb_start = session.worker.as_deref_mut().and_then(|w| {
+        let out = w
+            .exec("du -sk . 2>/dev/null | cut -f1", std::time::Duration::from_secs(60))
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    });
     let t = &*server.task(task);
     let shown = server.shown_id(task);
     let local = kind == crate::sandbox::SandboxKind::Local;
@@ -471,7 +478,9 @@ pub fn do_step(server: &Server, id: &str, action: &Value) -> Result<Value, ApiEr
                 match worker {
                     Err(e) => Err(e),
                     Ok(w) => match tool {
-                        "bash" => tools::bash(w, args).map(|v| (v, None)),
+                        "bash" => {
+                            tools::bash(w, args, server.cfg.max_tree_mb * 1024).map(|v| (v, None))
+                        }
                         "read_file" => tools::read_file(w, args).map(|(v, p)| (v, Some(p))),
                         "edit" => tools::edit(w, args).map(|(v, _)| (v, None)),
                         "write_file" => tools::write_file(w, args).map(|(v, _)| (v, None)),
@@ -490,8 +499,31 @@ pub fn do_step(server: &Server, id: &str, action: &Value) -> Result<Value, ApiEr
     let lost = s.worker.as_ref().map_or(0, |w| w.losses()) != losses_before;
     if lost && !matches!(outcome, Err(ToolError::Environment(_))) {
         lock(&server.metrics).tool_call(&action.tool, seconds, true);
-        let g = killed_environment(server, &mut s, &action.tool);
+        let g = ended_by_agent(
+            server,
+            &mut s,
+            &action.tool,
+            AGENT_KILLED_ENVIRONMENT,
+            &killed_detail(&action.tool),
+        );
         return Ok(finish(server, &mut s, g, KILLED_DETAIL, false));
+    }
+    // Storage: a session whose repository grew by `--max-tree-mb` (no single file may grow
+    // past it either) has ended its episode: reward 0, and the server goes on.
+    if action.tool == "bash" && outcome.is_ok() {
+        if let Some(grown) = tree_growth_kb(&mut s) {
+            if grown >= server.cfg.max_tree_mb * 1024 {
+                lock(&server.metrics).tool_call(&action.tool, seconds, true);
+                let detail = format!(
+                    "the repository grew by {} MiB, the most a session may write \
+                     (--max-tree-mb {}): the episode ends with reward 0",
+                    grown / 1024,
+                    server.cfg.max_tree_mb
+                );
+                let g = ended_by_agent(server, &mut s, &action.tool, EXCEEDED_STORAGE, &detail);
+                return Ok(finish(server, &mut s, g, &detail, false));
+            }
+        }
     }
     // Localization: the bug's file read, or named in a command.
     if let Some(p) = outcome.as_ref().ok().and_then(|(_, p)| p.clone()) {
@@ -537,20 +569,44 @@ fn fail(server: &Server, s: &mut Session, why: &str) {
 /// The failure type of an episode the agent ended by killing its environment.
 pub const AGENT_KILLED_ENVIRONMENT: &str = "agent-killed-environment";
 
-/// The agent killed its environment (`kill -9 -1`, its container died) during `tool`: the
-/// episode ends as a submit with reward 0 (`agent-killed-environment`), counted in the metrics
-/// and the curriculum like any other, so that a trainer that drops failed sessions cannot
-/// reward it.
-fn killed_environment(server: &Server, s: &mut Session, tool: &str) -> Graded {
-    tracing::info!(session = %s.id, tool, "the agent killed its environment: reward 0");
+/// Why an episode whose agent killed its environment during `tool` ended.
+fn killed_detail(tool: &str) -> String {
+    format!(
+        "the agent's `{tool}` killed its environment (its processes or its container): what it \
+         did is lost, and the episode ends with reward 0"
+    )
+}
+
+/// The failure type of an episode whose repository grew past `--max-tree-mb`.
+pub const EXCEEDED_STORAGE: &str = "exceeded-storage";
+
+/// How much the session's repository grew (KiB) since its first measurement, from the size
+/// the last `bash` step left in the scratch directory.
+fn tree_growth_kb(s: &mut Session) -> Option<u64> {
+    let w = s.worker.as_deref_mut()?;
+    let text = w.read_scratch(tools::TREE_KB_FILE).ok()??;
+    let kb: u64 = String::from_utf8_lossy(&text).trim().parse().ok()?;
+    let start = *s.tree_kb_start.get_or_insert(kb);
+    Some(kb.saturating_sub(start))
+}
+
+/// The agent ended its episode during `tool` (it killed its environment: `kill -9 -1`, its
+/// container died; it wrote past the storage limit): a submit with reward 0 and
+/// `failure_type`, counted in the metrics and the curriculum like any other, so that a
+/// trainer that drops failed sessions cannot reward it.
+fn ended_by_agent(
+    server: &Server,
+    s: &mut Session,
+    tool: &str,
+    failure_type: &str,
+    detail: &str,
+) -> Graded {
+    tracing::info!(session = %s.id, tool, failure_type, "the agent ended its episode: reward 0");
     let loc = &server.task(s.task).metadata.location;
     let opened = s.opened.contains(&loc.file);
     let info = json!({
-        "failure_type": AGENT_KILLED_ENVIRONMENT,
-        "detail": format!(
-            "the agent's `{tool}` killed its environment (its processes or its container): \
-             what it did is lost, and the episode ends with reward 0"
-        ),
+        "failure_type": failure_type,
+        "detail": detail,
         "tool": tool,
         "patch": "",
         "hack_flags": [],
@@ -568,7 +624,7 @@ fn killed_environment(server: &Server, s: &mut Session, tool: &str) -> Graded {
     let episode = Episode {
         steps: s.steps,
         reward: 0.0,
-        failure_type: AGENT_KILLED_ENVIRONMENT.to_string(),
+        failure_type: failure_type.to_string(),
         opened_file: opened,
         tool_seconds: s.tool_seconds,
         ..Episode::default()
@@ -620,7 +676,13 @@ fn submit(server: &Server, s: &mut Session) -> Result<Value, ApiError> {
     // killed the sandbox's agent): nothing of it can be graded, and the episode is the
     // agent's to lose.
     if s.worker.as_ref().map_or(0, |w| w.losses()) != losses_before {
-        let g = killed_environment(server, s, "submit");
+        let g = ended_by_agent(
+            server,
+            s,
+            "submit",
+            AGENT_KILLED_ENVIRONMENT,
+            &killed_detail("submit"),
+        );
         return Ok(finish(server, s, g, KILLED_DETAIL, true));
     }
     match graded {
@@ -870,6 +932,7 @@ mod tests {
             manifest: None,
             target: 0.5,
             allow_origins: Vec::new(),
+            max_tree_mb: 1024,
         }
     }
 

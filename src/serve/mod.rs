@@ -73,6 +73,9 @@ pub struct ServeConfig {
     /// Origins whose pages may drive the server besides loopback ones (`--allow-origin`;
     /// `*`: any).
     pub allow_origins: Vec<String>,
+    /// MiB a session's repository may grow by (and the largest file a `bash` step may
+    /// write); past it the episode ends with reward 0 (`exceeded-storage`).
+    pub max_tree_mb: u64,
 }
 
 /// Why the server could not start.

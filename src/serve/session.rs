@@ -189,6 +189,8 @@ pub struct Session {
     pub info: Option<serde_json::Value>,
     /// What is read without the session's lock.
     pub live: Arc<Live>,
+    /// The repository's size (KiB) at the first `bash` step's measurement.
+    pub tree_kb_start: Option<u64>,
     /// Its place under `--max-sessions`, given back when it ends.
     slot: Option<Slot>,
 }
@@ -216,6 +218,7 @@ impl Session {
     ) -> Session {
         Session {
             live: Arc::new(Live::new()),
+            tree_kb_start: None,
             slot,
             id: new_id(),
             task,

@@ -196,14 +196,23 @@ fn env_err(e: impl std::fmt::Display) -> ToolError {
 }
 
 /// `bash`.
-pub fn bash(worker: &mut dyn Worker, args: &Value) -> Result<Value, ToolError> {
+/// The scratch file where a `bash` step leaves the repository's size (KiB, `du -sk`).
+pub const TREE_KB_FILE: &str = "tree_kb";
+
+/// `bash`: the command in a subshell (its `exit` and traps stay its own), no file it writes
+/// larger than `max_file_kb`; then the repository's size is measured into [`TREE_KB_FILE`].
+pub fn bash(worker: &mut dyn Worker, args: &Value, max_file_kb: u64) -> Result<Value, ToolError> {
     let command = arg_str(args, "command")?;
     let timeout = args
         .get("timeout")
         .and_then(Value::as_u64)
         .unwrap_or(BASH_TIMEOUT_S)
         .clamp(1, BASH_TIMEOUT_MAX_S);
-    let script = format!("{{\n{command}\n}} 2>&1");
+    let size = shell_quote(&format!("{}/{TREE_KB_FILE}", worker.scratch()));
+    let script = format!(
+        "ulimit -f {max_file_kb}\n(\n{command}\n) 2>&1\nrc=$?\n\
+         du -sk . 2>/dev/null | cut -f1 > {size}\nexit $rc"
+    );
     let out = worker
         .exec(&script, Duration::from_secs(timeout))
         .map_err(env_err)?;
