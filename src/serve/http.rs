@@ -376,7 +376,10 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
     // The repository's size now: what `--max-tree-mb` counts from.
     session.tree_kb_start = session.worker.as_deref_mut().and_then(|w| {
         let out = w
-            .exec("du -sk . 2>/dev/null | cut -f1", std::time::Duration::from_secs(60))
+            .exec(
+                "du -sk . 2>/dev/null | cut -f1",
+                std::time::Duration::from_secs(60),
+            )
             .ok()?;
         String::from_utf8_lossy(&out.stdout).trim().parse().ok()
     });
