@@ -127,7 +127,7 @@ fn no_session_waits_on_another_and_hostile_pages_are_refused() {
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let sleeper = scope.spawn(|| {
-            let r = step(url, &a, "bash", json!({"command": "sleep 20; echo woke"}));
+            let r = step(url, &a, "bash", json!({"command": "sleep 10; echo woke"}));
             done.store(true, Ordering::SeqCst);
             r
         });
