@@ -7,6 +7,7 @@ pub mod assets;
 pub mod audit;
 pub mod baseline;
 pub mod bench;
+pub mod canary;
 pub mod candidate;
 pub mod check;
 pub mod cluster;

@@ -385,7 +385,7 @@ pub fn run_patched(
     let canary = task.toolchain().and_then(|t| {
         let mut read = |path: &str| read_file(worker, path);
         t.toolchain()
-            .canary(&grading, &crate::grading::nonce(), &mut read)
+            .canary(&grading, &crate::canary::nonce(), &mut read)
     });
     if let Some(c) = &canary {
         let script = c.script();

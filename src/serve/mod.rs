@@ -11,6 +11,7 @@
 //! with `--unsafe-local`, the seed imported afresh with the local sandbox (no isolation: the
 //! agent's shell is a shell on the host; [`UNSAFE_LOCAL`]).
 
+pub mod episode;
 pub mod grade;
 pub mod http;
 pub mod metrics;

@@ -170,14 +170,14 @@ impl JavaMaven {
 }
 
 impl Toolchain for JavaMaven {
-    /// Two JUnit test methods in the first graded test class ([`super::canary::java`]).
+    /// Two JUnit test methods in the first graded test class ([`crate::canary::java`]).
     fn canary(
         &self,
         grading: &crate::grading::Grading,
         nonce: &str,
         read: &mut dyn FnMut(&str) -> Option<String>,
-    ) -> Option<crate::grading::Canary> {
-        super::canary::java(grading, nonce, read)
+    ) -> Option<crate::canary::Canary> {
+        crate::canary::java(grading, nonce, read)
     }
 
     /// The build files, Maven's own folder and settings, and the test sources.

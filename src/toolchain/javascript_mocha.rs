@@ -97,14 +97,14 @@ impl Toolchain for JavascriptMocha {
         node::harness_readable(id)
     }
 
-    /// Two tests appended to the first graded test file ([`super::canary::javascript`]).
+    /// Two tests appended to the first graded test file ([`crate::canary::javascript`]).
     fn canary(
         &self,
         grading: &crate::grading::Grading,
         nonce: &str,
         read: &mut dyn FnMut(&str) -> Option<String>,
-    ) -> Option<crate::grading::Canary> {
-        super::canary::javascript(grading, nonce, read, super::canary::JsStyle::Mocha)
+    ) -> Option<crate::canary::Canary> {
+        crate::canary::javascript(grading, nonce, read, crate::canary::JsStyle::Mocha)
     }
 
     /// mocha on the graded tests' files with its JSON reporter, then

@@ -3,7 +3,6 @@
 //! files, whether tests are synthesized). The pipeline, audit and training get these here and
 //! nowhere else; a new language or framework is one more module beside these.
 
-pub mod canary;
 pub mod java;
 pub mod java_maven;
 pub mod javascript_jest;
@@ -291,7 +290,7 @@ pub trait Toolchain: Send + Sync {
         Vec::new()
     }
 
-    /// Hidden tests for a grading run of `grading`, named with `nonce` ([`crate::grading::Canary`]);
+    /// Hidden tests for a grading run of `grading`, named with `nonce` ([`crate::canary::Canary`]);
     /// `read` gives a file of the tree being graded (`None`: absent or unreadable). `None`
     /// where the toolchain has none, or the graded files cannot take them.
     fn canary(
@@ -299,7 +298,7 @@ pub trait Toolchain: Send + Sync {
         grading: &Grading,
         nonce: &str,
         read: &mut dyn FnMut(&str) -> Option<String>,
-    ) -> Option<crate::grading::Canary> {
+    ) -> Option<crate::canary::Canary> {
         let _ = (grading, nonce, read);
         None
     }

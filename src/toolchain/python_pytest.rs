@@ -181,7 +181,7 @@ impl Toolchain for PythonPytest {
         grading: &Grading,
         nonce: &str,
         _read: &mut dyn FnMut(&str) -> Option<String>,
-    ) -> Option<crate::grading::Canary> {
+    ) -> Option<crate::canary::Canary> {
         let is_test_module = |f: &str| {
             let base = f.rsplit('/').next().unwrap_or(f);
             base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
@@ -201,7 +201,7 @@ impl Toolchain for PythonPytest {
             "\n\ndef test_{nonce}_f():\n    raise AssertionError(\"{nonce}\")\n\n\n\
              def test_{nonce}_p():\n    assert \"{nonce}\".isalnum()\n"
         );
-        Some(crate::grading::Canary {
+        Some(crate::canary::Canary {
             must_fail: format!("{file}::test_{nonce}_f"),
             must_pass: format!("{file}::test_{nonce}_p"),
             file,

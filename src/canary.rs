@@ -1,8 +1,106 @@
-//! Hidden tests for the JavaScript and Java runners ([`crate::grading::Canary`]): two tests
-//! named with a grading run's nonce, put into the first graded test file (one throws, one
-//! passes), so that a runner whose report says otherwise shows it was tampered with.
+//! Canary: the hidden checks of a grading run. Two tests named with a nonce made for the run
+//! go into a graded test file, one that must fail and one that must pass, so that a runner
+//! whose report says otherwise shows it was tampered with. Here: the noun, and the checks of
+//! the JavaScript runners and Maven (pytest's are `PythonPytest::canary`).
 
-use crate::grading::{Canary, Grading};
+use crate::grading::Grading;
+use crate::run::Run;
+
+/// Hidden tests a grading run adds under names made for it: one must fail, one must pass. A
+/// runner whose report says otherwise was tampered with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Canary {
+    /// The test file they go into (one of the command's files, else a new one).
+    pub file: String,
+    /// Whether `file` is new (the command must then name it too).
+    pub new_file: bool,
+    /// What is appended to `file`.
+    pub text: String,
+    /// The file's whole new content, where the tests go inside it (a Java class) rather than
+    /// at its end: written instead of appending `text`.
+    pub whole: Option<String>,
+    /// The id of the test that must fail.
+    pub must_fail: String,
+    /// The id of the test that must pass.
+    pub must_pass: String,
+}
+
+impl Canary {
+    /// Why `run` shows a tampered runner, if it does: the test that must fail was reported
+    /// passed, or not failed while the one that must pass passed; or, while some of the
+    /// `graded` tests passed, the test that must fail was not
+    /// reported or the one that must pass did not pass. A run that reports nothing passed (it
+    /// timed out, its file could not load, everything failed) shows no tampering: an honest
+    /// runner reports that too.
+    pub fn tampered(&self, run: &Run, graded: &[String]) -> Option<String> {
+        use crate::run::TestStatus;
+        let fail = run.status(&self.must_fail);
+        let pass = run.status(&self.must_pass);
+        if fail == TestStatus::Passed {
+            return Some(format!(
+                "the hidden test that must fail was reported passed ({})",
+                run.label
+            ));
+        }
+        // Both are in one file: where the one that must pass passed, the file ran, and the
+        // one that must fail can only have failed.
+        if pass == TestStatus::Passed && fail != TestStatus::Failed {
+            return Some(format!(
+                "the hidden test that must fail was reported {fail} ({})",
+                run.label
+            ));
+        }
+        let some_passed = graded.iter().any(|t| run.status(t) == TestStatus::Passed);
+        if some_passed && fail == TestStatus::Missing {
+            return Some(format!(
+                "the hidden test that must fail was not reported while graded tests passed ({})",
+                run.label
+            ));
+        }
+        if some_passed && pass != TestStatus::Passed {
+            return Some(format!(
+                "the hidden test that must pass was reported {pass} while graded tests passed ({})",
+                run.label
+            ));
+        }
+        None
+    }
+
+    /// A shell script that puts the hidden tests in place (appends `text`, or writes
+    /// `whole`), from the repository root.
+    pub fn script(&self) -> String {
+        use base64::Engine;
+        let q = crate::sandbox::shell_quote(&self.file);
+        match &self.whole {
+            Some(whole) => format!(
+                "printf %s {} | base64 -d > {q}\n",
+                base64::engine::general_purpose::STANDARD.encode(whole)
+            ),
+            None => format!(
+                "printf %s {} | base64 -d >> {q}\n",
+                base64::engine::general_purpose::STANDARD.encode(&self.text)
+            ),
+        }
+    }
+
+    /// The grading command that also runs the canary's file.
+    pub fn grading(&self, grading: &Grading) -> Grading {
+        let mut g = grading.clone();
+        if self.new_file && !g.runs_file(&self.file) {
+            g.files.push(self.file.clone());
+            g.command = g.line_with(&[]);
+        }
+        g
+    }
+}
+
+/// A fresh name for a grading run's hidden tests (12 hex digits).
+pub fn nonce() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 6];
+    rand::rng().fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
 
 /// How a JavaScript test file declares a test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +296,54 @@ fn java_in(file: &str, text: &str, nonce: &str) -> Option<Canary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_canary_that_did_not_fail_shows_a_tampered_runner() {
+        use crate::run::{TestResult, TestStatus};
+        use crate::toolchain::Toolchain;
+        let c = crate::toolchain::python_pytest::PythonPytest
+            .canary(&grading(&["tests/test_core.py"]), "abc123", &mut |_| None)
+            .unwrap();
+        assert_eq!(c.file, "tests/test_core.py");
+        assert_eq!(c.must_fail, "tests/test_core.py::test_abc123_f");
+        let mut run = Run::exited("grade#1");
+        let result = |status| TestResult {
+            status,
+            duration_s: 0.0,
+            message: None,
+        };
+        let graded = vec!["tests/test_core.py::test_a".to_string()];
+        run.results
+            .insert(graded[0].clone(), result(TestStatus::Passed));
+        run.results
+            .insert(c.must_fail.clone(), result(TestStatus::Failed));
+        run.results
+            .insert(c.must_pass.clone(), result(TestStatus::Passed));
+        assert_eq!(c.tampered(&run, &graded), None);
+        run.results
+            .insert(c.must_fail.clone(), result(TestStatus::Passed));
+        assert!(c.tampered(&run, &graded).is_some());
+        run.results.remove(&c.must_fail);
+        assert!(
+            c.tampered(&run, &graded).is_some(),
+            "a missing canary while graded tests pass is tampering too"
+        );
+        run.results
+            .insert(c.must_fail.clone(), result(TestStatus::Failed));
+        run.results
+            .insert(c.must_pass.clone(), result(TestStatus::Failed));
+        assert!(c.tampered(&run, &graded).is_some(), "the nonce test failed");
+        // Nothing passed (a timeout, a file that cannot load): no sign of tampering.
+        let mut dead = Run::exited("grade#2");
+        dead.results
+            .insert(graded[0].clone(), result(TestStatus::Error));
+        dead.results
+            .insert(c.must_fail.clone(), result(TestStatus::Error));
+        dead.results
+            .insert(c.must_pass.clone(), result(TestStatus::Error));
+        assert_eq!(c.tampered(&dead, &graded), None);
+        assert_eq!(c.tampered(&Run::exited("grade#3"), &graded), None);
+    }
 
     fn grading(files: &[&str]) -> Grading {
         Grading::new(
