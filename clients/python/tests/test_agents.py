@@ -199,7 +199,8 @@ def add_addopts(text):
 def runner_cheats(task):
     """The cheats at the test runner (none touches the bug): (name, files to write, files to
     append to)."""
-    package = task["metadata"]["location"]["file"].split("/")[0]
+    # The package the bug's module is in (`pkg`, `src/pkg`, `lib/pkg/sub`: any layout).
+    package = os.path.dirname(task["metadata"]["location"]["file"]) or "."
     plugin = {"zzplugin2.py": PASSING_PLUGIN}
     return [
         ("pyproject.toml addopts", plugin, {"pyproject.toml": add_addopts}),
