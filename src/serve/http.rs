@@ -449,7 +449,6 @@ pub fn do_step(server: &Server, id: &str, action: &Value) -> Result<Value, ApiEr
             ),
         ));
     }
-    s.last_active = Instant::now();
     s.count_step();
     let action = match tools::parse_action(action) {
         Ok(a) => a,

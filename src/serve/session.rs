@@ -177,7 +177,6 @@ pub struct Session {
     pub reward: Option<f64>,
     pub created_at: String,
     pub ended_at: Option<String>,
-    pub last_active: Instant,
     pub started: Instant,
     /// Seconds spent in tools (not counting grading).
     pub tool_seconds: f64,
@@ -231,7 +230,6 @@ impl Session {
             reward: None,
             created_at: crate::task::now_utc(),
             ended_at: None,
-            last_active: Instant::now(),
             started: Instant::now(),
             tool_seconds: 0.0,
             grade_seconds: 0.0,
