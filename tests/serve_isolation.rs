@@ -5,8 +5,8 @@
 //! - while one session's `bash` call sleeps, `/state` of that session, `/health`, a new
 //!   `reset` and another session's steps all answer before it ends (no session waits on
 //!   another);
-//! - 20 concurrent resets against `--max-sessions 4` start at most 4 sessions (the others get
-//!   429);
+//! - 20 concurrent resets against `--max-sessions 4` (with `--pool 2`: warm workers count
+//!   under the cap) start at most 4 sessions (the others get 429);
 //! - a submit whose edit loops forever is stopped by the CPU limit in its first grading run
 //!   (`failure_type: timeout`, one run), and the server goes on;
 //! - a session writing 2 GiB under its repository is stopped at `--max-tree-mb` (reward 0,
@@ -93,7 +93,7 @@ fn no_session_waits_on_another_and_hostile_pages_are_refused() {
         &tasks_file,
         &dir.path().join("serve.db"),
         "local",
-        &["--max-sessions", "4", "--pool", "0", "--max-tree-mb", "64"],
+        &["--max-sessions", "4", "--pool", "2", "--max-tree-mb", "64"],
     );
     let url = served.url.as_str();
     let host = url.trim_start_matches("http://");

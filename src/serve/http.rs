@@ -325,16 +325,6 @@ async fn metrics(
 
 /// `reset`: a new session on the asked task, or on the curriculum's next draw.
 pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
-    // The slot is taken before any environment starts, and given back if none does.
-    let Some(slot) = server.slots.take() else {
-        return Err(ApiError(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!(
-                "{} sessions are active, the most this server runs (--max-sessions): close one",
-                server.cfg.max_sessions
-            ),
-        ));
-    };
     let seed = req.get("seed").and_then(Value::as_u64);
     let asked = match req.get("task_id") {
         None | Some(Value::Null) => None,
@@ -361,9 +351,21 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
         (None, None) => server.take_warm(None),
         (None, Some(_)) => None,
     };
-    let (task, worker, env, kind) = match warm {
-        Some(w) => (w.task, w.worker, w.env, w.kind),
+    // A warm worker brings its place under --max-sessions; otherwise one is taken before any
+    // environment starts (given back if none does).
+    let too_many = || {
+        ApiError(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "{} sessions are active, the most this server runs (--max-sessions): close one",
+                server.cfg.max_sessions
+            ),
+        )
+    };
+    let (task, worker, env, kind, slot) = match warm {
+        Some(w) => (w.task, w.worker, w.env, w.kind, w.slot),
         None => {
+            let slot = server.free_slot().ok_or_else(too_many)?;
             let i = asked.unwrap_or_else(|| server.draw(seed));
             let (worker, env, kind) = server.start_worker(i).map_err(|e| {
                 ApiError(
@@ -371,7 +373,7 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
                     format!("the task's environment could not start: {e}"),
                 )
             })?;
-            (i, worker, env, kind)
+            (i, worker, env, kind, slot)
         }
     };
     let mut session = Session::new(task, worker, env, kind, Some(slot));

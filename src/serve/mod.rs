@@ -121,6 +121,8 @@ pub(crate) struct Warm {
     pub worker: Box<dyn Worker>,
     pub env: Arc<dyn Environment>,
     pub kind: SandboxKind,
+    /// Its place under `--max-sessions`, handed to the session that takes it.
+    pub slot: session::Slot,
 }
 
 /// Why the local sandbox is unsafe to serve from: what an agent's shell on the host reaches.
@@ -413,6 +415,10 @@ impl Server {
             if lock(&self.warm).len() >= self.cfg.pool {
                 return;
             }
+            // A warm container counts under --max-sessions like a session's.
+            let Some(slot) = self.slots.take() else {
+                return;
+            };
             let i = self.draw(None);
             match self.start_worker(i) {
                 Ok((worker, env, kind)) => lock(&self.warm).push_back(Warm {
@@ -420,6 +426,7 @@ impl Server {
                     worker,
                     env,
                     kind,
+                    slot,
                 }),
                 Err(e) => {
                     tracing::warn!(task = %self.task(i).instance_id, "warming a worker: {e}");
@@ -427,6 +434,16 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// A place under `--max-sessions` for a new session: a free one, else one a warm worker
+    /// holds (the oldest warm worker goes).
+    pub(crate) fn free_slot(&self) -> Option<session::Slot> {
+        if let Some(slot) = self.slots.take() {
+            return Some(slot);
+        }
+        let evicted = lock(&self.warm).pop_front()?;
+        Some(evicted.slot)
     }
 
     /// A started worker for task `i` from the warm pool, if one is there.
