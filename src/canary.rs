@@ -153,6 +153,21 @@ pub fn javascript(
     // The test that must fail fails through the assertions the file's tests use (jest's
     // `expect`, node's `assert`), so that neutering them shows too.
     let (import, declare, fail) = match style {
+        // Where the file takes jest's functions from `@jest/globals` (`injectGlobals: false`),
+        // so do the hidden tests.
+        JsStyle::Jest if text.contains("@jest/globals") && esm => (
+            format!(
+                "import {{ test as swe_forge_test_{nonce}, expect as swe_forge_expect_{nonce} }} \
+                 from '@jest/globals';\n"
+            ),
+            format!("swe_forge_test_{nonce}"),
+            format!("swe_forge_expect_{nonce}('{nonce}').toBe('');"),
+        ),
+        JsStyle::Jest if text.contains("@jest/globals") => (
+            String::new(),
+            "require('@jest/globals').test".to_string(),
+            format!("require('@jest/globals').expect('{nonce}').toBe('');"),
+        ),
         JsStyle::Jest => (
             String::new(),
             "test".to_string(),
@@ -214,8 +229,16 @@ pub fn java(
     None
 }
 
-/// [`java`] for one file's text.
+/// [`java`] for one file's text. Only a plain test class takes them: one whose runner decides
+/// what runs (`@RunWith`, a suite) might not run a method of its own, and a hidden test that
+/// does not run would read as tampering.
 fn java_in(file: &str, text: &str, nonce: &str) -> Option<Canary> {
+    if ["@RunWith", "@Suite", "@SelectClasses", "@SelectPackages"]
+        .iter()
+        .any(|a| text.contains(a))
+    {
+        return None;
+    }
     let annotation = if text.contains("org.junit.jupiter") {
         "@org.junit.jupiter.api.Test"
     } else if text.contains("org.junit") {
@@ -254,16 +277,21 @@ fn java_in(file: &str, text: &str, nonce: &str) -> Option<Canary> {
                     .ok()?
                     .to_string();
                 let body = node.child_by_field_name("body")?;
-                classes.push((name, body.end_byte()));
+                // An abstract class's methods run only through its subclasses.
+                let abstract_class = node
+                    .utf8_text(text.as_bytes())
+                    .ok()?
+                    .split('{')
+                    .next()
+                    .is_some_and(|head| head.split_whitespace().any(|w| w == "abstract"));
+                if !abstract_class {
+                    classes.push((name, body.end_byte()));
+                }
             }
             _ => {}
         }
     }
-    let (class, end) = classes
-        .iter()
-        .find(|(name, _)| name == stem)
-        .or_else(|| classes.first())?
-        .clone();
+    let (class, end) = classes.iter().find(|(name, _)| name == stem)?.clone();
     // The body ends with its `}`: the methods go just before it.
     let close = end.checked_sub(1)?;
     if text.as_bytes().get(close) != Some(&b'}') {
@@ -390,6 +418,20 @@ mod tests {
         .unwrap();
         assert!(c.text.contains("\ntest('swe_forge_ab12_p'"), "{}", c.text);
         assert!(javascript(&grading(&["t.js"]), "ab12", &mut |_| None, JsStyle::Mocha).is_none());
+        let globals = "const { test, expect } = require('@jest/globals');\n";
+        let c = javascript(
+            &grading(&["t.test.js"]),
+            "ab12",
+            &mut read(globals),
+            JsStyle::Jest,
+        )
+        .unwrap();
+        assert!(
+            c.text
+                .contains("require('@jest/globals').expect('ab12').toBe('');"),
+            "{}",
+            c.text
+        );
     }
 
     #[test]
@@ -452,5 +494,22 @@ mod tests {
             "no JUnit"
         );
         assert!(java_in("T.java", "import org.junit.Test; class T {", "c0de").is_none());
+        let suite = "import org.junit.runner.RunWith;\nimport org.junit.Test;\n\
+                     @RunWith(Suite.class)\npublic class T { @Test public void t() {} }";
+        assert!(
+            java_in("T.java", suite, "c0de").is_none(),
+            "a runner decides"
+        );
+        let abstract_base = "import org.junit.jupiter.api.Test;\n\
+                             public abstract class T { @Test void t() {} }";
+        assert!(
+            java_in("T.java", abstract_base, "c0de").is_none(),
+            "abstract"
+        );
+        let other_name = "import org.junit.jupiter.api.Test;\nclass Other { @Test void t() {} }";
+        assert!(
+            java_in("T.java", other_name, "c0de").is_none(),
+            "no class named T"
+        );
     }
 }
