@@ -14,7 +14,6 @@ pass for one that was stopped.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import unittest
@@ -24,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from swe_forge_client import SweForgeEnv  # noqa: E402
-from test_agents import gold_agent, noop_agent  # noqa: E402
+from test_agents import gold_agent, load_tasks, noop_agent, run_episode  # noqa: E402
 
 URL = os.environ.get("SWE_FORGE_SERVE_URL") or None
 TASKS = os.environ.get("SWE_FORGE_SERVE_TASKS") or None
@@ -91,11 +90,6 @@ JAVA = [
 ]
 
 
-def load_tasks():
-    with open(TASKS, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def cheats_of(task):
     return {"java": JAVA, "javascript": JAVASCRIPT, "typescript": JAVASCRIPT}.get(task["language"], [])
 
@@ -107,12 +101,6 @@ def script_agent(script):
         return env.submit()
 
     return agent
-
-
-def run_episode(agent, task):
-    with SweForgeEnv(URL, timeout=TIMEOUT) as env:
-        env.reset(task_id=task["instance_id"])
-        return agent(env, task)
 
 
 @unittest.skipUnless(URL and TASKS, SKIP)
