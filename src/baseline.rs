@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+/// A run of chosen tests may take this many times their baseline time ([`Baseline::budget_for`]).
+pub const PER_TEST_FACTOR: f64 = 3.0;
+
 /// How the baseline is taken and how later timeouts derive from it.
 #[derive(Clone, Debug)]
 pub struct BaselineConfig {
@@ -108,6 +111,40 @@ impl Baseline {
             wall: Duration::from_secs_f64(self.run_timeout_s),
             cpu: self.run_cpu_limit_s.map(Duration::from_secs_f64),
         }
+    }
+
+    /// The limits of a run of `tests` alone, from those tests' own durations here rather than
+    /// the whole suite's: the suite's fixed cost (start and collection: its time less its
+    /// tests'), once, plus [`PER_TEST_FACTOR`] × the tests' time, plus a second. A mutant
+    /// that loops forever under a few fast tests is stopped after about a second of CPU in
+    /// a process that has already started (the resident runner takes its start off the
+    /// limit). Never more than [`Baseline::budget`]; the wall limit is at least
+    /// `min_wall` and twice the CPU limit. A test without a recorded duration counts as the
+    /// whole suite.
+    pub fn budget_for(&self, tests: &[String], min_wall: Duration) -> RunBudget {
+        let whole = self.budget();
+        let all: f64 = self.durations.values().sum();
+        let mut mine = 0.0;
+        for t in tests {
+            match self.durations.get(t) {
+                Some(d) => mine += d,
+                None => return whole,
+            }
+        }
+        let fixed_wall = (self.suite_seconds - all).max(0.0);
+        let wall_s = (PER_TEST_FACTOR * (fixed_wall + mine) + 5.0)
+            .max(min_wall.as_secs_f64())
+            .min(whole.wall.as_secs_f64());
+        let cpu = whole
+            .cpu
+            .zip(self.suite_cpu_seconds)
+            .map(|(limit, suite_cpu)| {
+                let fixed_cpu = (suite_cpu - all).max(0.0);
+                let s = (fixed_cpu + PER_TEST_FACTOR * mine + 1.0).min(limit.as_secs_f64());
+                Duration::from_secs_f64(s)
+            });
+        let wall = Duration::from_secs_f64(wall_s.max(2.0 * cpu.map_or(0.0, |c| c.as_secs_f64())));
+        RunBudget { wall, cpu }
     }
 }
 

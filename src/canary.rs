@@ -83,13 +83,18 @@ impl Canary {
         }
     }
 
-    /// The grading command that also runs the canary's file.
+    /// The grading command that also runs the canary's file (its two tests, where the
+    /// command names tests).
     pub fn grading(&self, grading: &Grading) -> Grading {
         let mut g = grading.clone();
         if self.new_file && !g.runs_file(&self.file) {
             g.files.push(self.file.clone());
-            g.command = g.line_with(&[]);
         }
+        if !g.tests.is_empty() {
+            g.tests.push(self.must_fail.clone());
+            g.tests.push(self.must_pass.clone());
+        }
+        g.command = g.line_with(&[]);
         g
     }
 }

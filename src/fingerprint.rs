@@ -101,7 +101,14 @@ impl Fingerprint {
         f.set("--sandbox", sandbox.as_str());
         f.set("--repeats", cfg.verify.repeats);
         f.set("--recheck-identical", cfg.verify.recheck_identical);
-        f.set("--full-repeats", cfg.verify.full_repeats);
+        f.set(
+            "--grading-scope",
+            match cfg.verify.scope {
+                crate::grading::Scope::Tests => "tests",
+                crate::grading::Scope::Files => "files",
+                crate::grading::Scope::Suite => "suite",
+            },
+        );
         f.set("--baseline-repeats", cfg.baseline.repeats);
         f.set("--baseline-timeout", cfg.baseline.timeout.as_secs());
         f.set("--min-timeout", cfg.baseline.timeouts.min_timeout.as_secs());
@@ -213,6 +220,7 @@ mod tests {
             visible_tests: false,
             runner: RunnerMode::Resident,
             task_images: true,
+            peer: false,
         }
     }
 

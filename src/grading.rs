@@ -27,8 +27,14 @@ pub struct Grading {
     /// The runner's options, after the base command and before the files.
     #[serde(default)]
     pub options: Vec<String>,
-    /// The test files it runs, repository-relative, in this order.
+    /// The test files it runs, repository-relative, in this order (with `tests`: the files
+    /// those tests are in).
     pub files: Vec<String>,
+    /// The tests it runs, in this order, where it names tests rather than whole files
+    /// (`--grading-scope tests`, the default where the runner can name them): the command
+    /// then lists these instead of `files`. Empty: it runs `files`, whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<String>,
     /// The configuration file the runner reads, as it is in the start state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<ConfigFile>,
@@ -114,6 +120,7 @@ impl Grading {
             base_command: base_command.trim().to_string(),
             options,
             files,
+            tests: Vec::new(),
             config,
             command: String::new(),
             editable: Vec::new(),
@@ -129,17 +136,49 @@ impl Grading {
         let mut words = vec![self.base_command.clone()];
         words.extend(self.options.iter().map(|o| shell_quote(o)));
         words.extend(report.iter().cloned());
-        words.extend(self.files.iter().map(|f| shell_quote(f)));
+        words.extend(self.selection().iter().map(|f| shell_quote(f)));
         words.retain(|w| !w.is_empty());
         words.join(" ")
+    }
+
+    /// What the command names after its options: its tests, else its files.
+    pub fn selection(&self) -> &[String] {
+        if self.tests.is_empty() {
+            &self.files
+        } else {
+            &self.tests
+        }
+    }
+
+    /// The same command naming `tests` (in this order) instead of whole files.
+    pub fn with_tests(mut self, tests: Vec<String>) -> Grading {
+        self.tests = tests;
+        self.command = self.line_with(&[]);
+        self
     }
 
     /// What identifies the command, for "the same tree under the same command" (runs reused).
     pub fn key(&self) -> String {
         blake3::hash(
-            serde_json::to_string(&(&self.base_command, &self.options, &self.files, &self.config))
-                .expect("a grading command serializes")
-                .as_bytes(),
+            // A command over files keeps the key it had before commands could name tests.
+            if self.tests.is_empty() {
+                serde_json::to_string(&(
+                    &self.base_command,
+                    &self.options,
+                    &self.files,
+                    &self.config,
+                ))
+            } else {
+                serde_json::to_string(&(
+                    &self.base_command,
+                    &self.options,
+                    &self.files,
+                    &self.config,
+                    &self.tests,
+                ))
+            }
+            .expect("a grading command serializes")
+            .as_bytes(),
         )
         .to_hex()[..16]
             .to_string()
@@ -352,6 +391,20 @@ impl GradedTrees {
     }
 }
 
+/// What a candidate's grading command runs (`--grading-scope`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    /// The tests that execute the mutated lines (when none does, those that failed in
+    /// screening), by name, where the runner can name tests (pytest); elsewhere `files`.
+    #[default]
+    Tests,
+    /// The files of those tests, whole.
+    Files,
+    /// Every file of the suite: every regression guarded, at a whole suite's cost per run.
+    Suite,
+}
+
 /// What a candidate's grading command is made from.
 pub struct GradingContext<'a> {
     pub toolchain: &'a dyn Toolchain,
@@ -359,8 +412,8 @@ pub struct GradingContext<'a> {
     pub root: &'a Path,
     /// The seed's test command.
     pub test_command: &'a str,
-    /// `--full-repeats`: the command runs every file of the suite.
-    pub whole_suite: bool,
+    /// `--grading-scope`.
+    pub scope: Scope,
     pub graded_trees: &'a GradedTrees,
     /// The repository's test files (a toolchain maps some ids to files with them: Java's).
     pub test_files: &'a [String],
@@ -375,8 +428,9 @@ impl GradingContext<'_> {
             .unwrap_or_else(|| id.to_string())
     }
 
-    /// The grading command over the files of `scope` (every stable test's with
-    /// `whole_suite`) and of `added` (tests a test patch adds), in the suite's order.
+    /// The grading command over `scope` and `added` (tests a test patch adds): by
+    /// [`Scope`], those tests by name, their files, or every stable test's file; files in
+    /// the suite's order.
     pub fn grading_for(
         &self,
         scope: &BTreeSet<String>,
@@ -384,16 +438,33 @@ impl GradingContext<'_> {
         added: &[String],
     ) -> Grading {
         let file_of = |id: &str| Some(self.file_of(id));
-        let ids: Vec<&String> = if self.whole_suite {
+        let ids: Vec<&String> = if self.scope == Scope::Suite {
             baseline.stable_pass.iter().chain(added).collect()
         } else {
             scope.iter().chain(added).collect()
         };
-        let files = files_in_order(ids, &baseline.suite_order, &file_of);
-        self.toolchain.grading(self.root, self.test_command, files)
+        let files = files_in_order(ids.iter().copied(), &baseline.suite_order, &file_of);
+        let grading = self.toolchain.grading(self.root, self.test_command, files);
+        if self.scope != Scope::Tests || !self.toolchain.grades_tests_by_name() {
+            return grading;
+        }
+        // By name: file by file in the suite's order, each file's tests sorted.
+        let mut tests: Vec<String> = Vec::new();
+        for f in &grading.files {
+            let mut mine: Vec<String> = ids
+                .iter()
+                .filter(|id| self.file_of(id) == *f)
+                .map(|id| id.to_string())
+                .collect();
+            mine.sort();
+            mine.dedup();
+            tests.extend(mine);
+        }
+        grading.with_tests(tests)
     }
 
-    /// The tests a run of `grading` is read for: the stable tests of its files, and `added`.
+    /// The tests a run of `grading` is read for: the stable tests it names (of its files,
+    /// where it runs files), and `added`.
     pub fn graded_tests(
         &self,
         grading: &Grading,
@@ -403,7 +474,13 @@ impl GradingContext<'_> {
         let mut out: Vec<String> = baseline
             .stable_pass
             .iter()
-            .filter(|t| grading.runs_file(&self.file_of(t)))
+            .filter(|t| {
+                if grading.tests.is_empty() {
+                    grading.runs_file(&self.file_of(t))
+                } else {
+                    grading.tests.contains(t)
+                }
+            })
             .cloned()
             .collect();
         for t in added {

@@ -24,6 +24,7 @@ pub mod lock;
 pub mod merge;
 pub mod mutator;
 pub mod patch;
+pub mod peer;
 pub mod pipeline;
 pub mod replay;
 pub mod repo;

@@ -115,5 +115,8 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Bench {
             what: BenchCommand::Mutate { dir, lang, json },
         } => bench::mutate(dir, lang, json),
+        Command::Bench {
+            what: BenchCommand::Peer { run: args },
+        } => bench::peer(args, cache, cli.quiet),
     }
 }

@@ -3,7 +3,8 @@
 //! Screening runs the stable tests that execute the mutated lines, once: a candidate none of
 //! them fails is a survivor. A killed candidate gets its grading command ([`crate::grading`]):
 //! the files of those tests (and of the tests that failed in screening), whole, in the order
-//! the suite runs them; with `full_repeats`, every file of the suite. Then, each check that
+//! the suite runs them (by [`crate::grading::Scope`]: those tests by name, their files, or every
+//! file of the suite). Then, each check that
 //! command, repeated (default 3×) from a clean tree:
 //!
 //! 2. the start state (buggy code): the failing tests must be the same in every repeat;
@@ -43,9 +44,11 @@ pub struct VerifyConfig {
     /// Run check 3 even when its tree is the clean tree the baseline already ran
     /// (`--recheck-identical`).
     pub recheck_identical: bool,
-    /// The grading command runs every test file of the suite (`--full-repeats`), not only
-    /// the files of the tests that execute the mutated lines.
-    pub full_repeats: bool,
+    /// What the grading command runs (`--grading-scope`).
+    pub scope: crate::grading::Scope,
+    /// The least wall-clock limit of a run (`--min-timeout`): a run of a few tests gets
+    /// limits from their own baseline times ([`Baseline::budget_for`]), never below this.
+    pub min_wall: std::time::Duration,
 }
 
 impl Default for VerifyConfig {
@@ -53,7 +56,8 @@ impl Default for VerifyConfig {
         VerifyConfig {
             repeats: 3,
             recheck_identical: false,
-            full_repeats: false,
+            scope: crate::grading::Scope::default(),
+            min_wall: std::time::Duration::from_secs(10),
         }
     }
 }
@@ -290,7 +294,6 @@ fn verify_inner(
     cfg: &VerifyConfig,
     out: &mut Outcome,
 ) -> Result<Verdict, Failure> {
-    let budget = baseline.budget();
     let covering = covering_tests(gctx.toolchain, baseline, cand);
     out.covering = covering.clone();
     // Coverage is collected in the test process: code a test runs in another process (a
@@ -310,14 +313,15 @@ fn verify_inner(
         ));
     }
 
-    // Screening: only the covering tests (every stable test when none covers), once.
+    // Screening: only the covering tests (every stable test when none covers), once, under
+    // limits from their own baseline times.
     worker.reset()?;
     worker.apply_patch(&cand.bug_patch)?;
     let screen = runner.run(
         worker,
         &Check::Screen.run(0).label(),
         Some(&screened),
-        budget,
+        baseline.budget_for(&screened, cfg.min_wall),
     )?;
     let screen_failures: BTreeSet<String> = screen.failures().into_iter().collect();
     let bad = abnormal(&screen);
@@ -365,6 +369,7 @@ fn verify_inner(
     let graded = gctx.graded_tests(&grading, baseline, &[]);
     out.grading = Some(grading.clone());
     let repeats = cfg.repeats.max(1);
+    let budget = baseline.budget_for(&graded, cfg.min_wall);
 
     // Check 2: the start state (buggy code), the grading command, repeated from a clean tree
     // each time; the repeats must agree.

@@ -455,6 +455,16 @@ pub(crate) enum BenchCommand {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Compare swe-forge's default protocol with the one-run rule of the simplest validators
+    /// on the same candidates, back to back in one run (the options of `run`; `--out` is not
+    /// used): first one fresh process per candidate running the whole suite once (valid: at
+    /// least one FAIL_TO_PASS and one PASS_TO_PASS), then swe-forge's screening and
+    /// verification. Prints core-seconds per decided candidate for each (the stage's wall ×
+    /// `--jobs` ÷ decided), their ratio, both accepted sets and where they differ.
+    Peer {
+        #[command(flatten)]
+        run: RunArgs,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -500,8 +510,13 @@ pub(crate) struct RunArgs {
     /// (`verification.reused` in the record).
     #[arg(long)]
     pub(crate) recheck_identical: bool,
-    /// Run the whole suite in every repeat of check 2 (buggy code). By default the repeats
-    /// after the first run the covering tests and those that failed in the first.
+    /// What a candidate's grading command runs (and so what verification runs and every
+    /// grader after it): `tests`, the tests that execute the mutated lines, by name, where the
+    /// runner can name tests (pytest; elsewhere their files); `files`, those tests' files,
+    /// whole; `suite`, every test file (every regression guarded, a whole suite per run).
+    #[arg(long, value_enum, default_value = "tests")]
+    pub(crate) grading_scope: swe_forge::grading::Scope,
+    /// The same as `--grading-scope suite` (kept for scripts that use it).
     #[arg(long)]
     pub(crate) full_repeats: bool,
     /// How tests run: `resident` (default) keeps one interpreter per worker that has imported

@@ -16,7 +16,7 @@ pub(crate) fn verify(mut args: RunArgs, cache: PathBuf, quiet: bool) -> Result<i
         .keep();
     args.out = out;
     let json = args.json;
-    let summary = run_pipeline(&args, cache, None, quiet)?;
+    let summary = run_pipeline(&args, cache, None, quiet, false)?;
     let b = bench::verify_figures(&summary).context("reading the run's state store")?;
     if json {
         println!("{}", serde_json::to_string_pretty(&b)?);
@@ -45,6 +45,57 @@ pub(crate) fn verify(mut args: RunArgs, cache: PathBuf, quiet: bool) -> Result<i
                 .map(|(k, v)| format!("{k} {v:.1}"))
                 .collect();
             println!("{:<16} stages (s): {}", "", stages.join(", "));
+        }
+    }
+    Ok(0)
+}
+
+/// `bench peer`.
+pub(crate) fn peer(mut args: RunArgs, cache: PathBuf, quiet: bool) -> Result<i32> {
+    let out = tempfile::Builder::new()
+        .prefix("swe-forge-bench-peer-")
+        .tempdir()
+        .context("creating a temporary output directory")?
+        .keep();
+    args.out = out.clone();
+    let json = args.json;
+    let summary = run_pipeline(&args, cache, None, quiet, true)?;
+    let seeds = swe_forge::peer::compare(&summary).context("reading the run's state store")?;
+    if json {
+        let v = serde_json::json!({"out": out, "sandbox": summary.sandbox, "seeds": seeds});
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(0);
+    }
+    println!("run in {} (sandbox {})", out.display(), summary.sandbox);
+    for s in &seeds {
+        println!(
+            "{:<16} decided {:>4}  core-s/decided: swe-forge {:>6.3} ({} runner; {:.3} without synthesis)  one-run {:>6.3}  ratio {:>5.2}x  set-up s: swe-forge {:.1}, one-run {:.1}",
+            s.seed,
+            s.decided,
+            s.ours_core_s_per_decided,
+            s.runner,
+            s.ours_core_s_per_decided_without_synthesis,
+            s.peer_core_s_per_decided,
+            s.ratio,
+            s.ours_setup_s,
+            s.peer_setup_s,
+        );
+        println!(
+            "{:<16} accepted: swe-forge {}, one-run {}, both {}",
+            "",
+            s.ours_accepted.len(),
+            s.peer_valid.len(),
+            s.ours_accepted.intersection(&s.peer_valid).count()
+        );
+        for d in &s.differences {
+            println!(
+                "{:<16}   {}: swe-forge {}, one-run {} ({})",
+                "",
+                d.candidate,
+                d.ours,
+                if d.peer_valid { "valid" } else { "invalid" },
+                d.peer_end
+            );
         }
     }
     Ok(0)

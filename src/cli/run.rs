@@ -18,7 +18,7 @@ pub(crate) fn run(
     candidates: Option<PathBuf>,
     quiet: bool,
 ) -> Result<i32> {
-    let summary = run_pipeline(&args, cache, candidates, quiet)?;
+    let summary = run_pipeline(&args, cache, candidates, quiet, false)?;
     print_run(&args, &summary)
 }
 
@@ -28,6 +28,7 @@ pub(crate) fn run_pipeline(
     cache: PathBuf,
     candidates: Option<PathBuf>,
     quiet: bool,
+    peer: bool,
 ) -> Result<pipeline::RunSummary> {
     let jobs = args
         .jobs
@@ -56,7 +57,12 @@ pub(crate) fn run_pipeline(
         verify: VerifyConfig {
             repeats: args.repeats,
             recheck_identical: args.recheck_identical,
-            full_repeats: args.full_repeats,
+            scope: if args.full_repeats {
+                swe_forge::grading::Scope::Suite
+            } else {
+                args.grading_scope
+            },
+            min_wall: Duration::from_secs(args.min_timeout),
         },
         limits: Limits {
             memory_bytes: args.memory_limit << 20,
@@ -72,6 +78,7 @@ pub(crate) fn run_pipeline(
             .then(|| std::time::Duration::from_secs(args.synthesis_budget)),
         visible_tests: args.visible_tests,
         task_images: !args.no_task_images,
+        peer,
         runner: args.runner,
         issue_llm: args.issue_llm.clone().map(|endpoint| {
             let mut c = swe_forge::issue_llm::LlmConfig::new(endpoint);

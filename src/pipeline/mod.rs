@@ -104,6 +104,9 @@ pub struct RunConfig {
     /// Build the accepted tasks' images after each seed (Docker sandbox). Off
     /// (`--no-task-images`): the records name them all the same and `image tasks` builds them.
     pub task_images: bool,
+    /// `bench peer`: before deciding a seed's candidates, run the one-run rule on them
+    /// ([`crate::peer`]) and write it to `OUT/peer/<seed>.json`, timed as stage `peer`.
+    pub peer: bool,
 }
 
 /// What happened to one seed.

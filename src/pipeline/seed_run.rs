@@ -211,6 +211,34 @@ pub(super) fn run_seed(
     if s.resumed > 0 {
         tracing::info!(seed = %seed.name, resumed = s.resumed, "resuming: candidates already decided are kept");
     }
+    // `bench peer`: the one-run rule on the same candidates, before them.
+    if cfg.peer && !todo.is_empty() {
+        let t = Instant::now();
+        let pb = spinner(
+            cfg.progress,
+            format!("{}: peer (one run per candidate)", seed.name),
+        );
+        let peer = crate::peer::run(
+            &seed.name,
+            env.as_ref(),
+            fresh.as_ref(),
+            &todo,
+            cfg.jobs,
+            baseline.budget(),
+        );
+        pb.finish_and_clear();
+        store.add_stage_time(&seed.name, "peer", t.elapsed().as_secs_f64())?;
+        match peer {
+            Ok(p) => {
+                let dir = cfg.out.join("peer");
+                std::fs::create_dir_all(&dir).map_err(io_err("creating OUT/peer"))?;
+                let text = serde_json::to_string_pretty(&p).expect("serializable");
+                std::fs::write(dir.join(format!("{}.json", seed.name)), text)
+                    .map_err(io_err("writing the peer's decisions"))?;
+            }
+            Err(e) => tracing::warn!(seed = %seed.name, "peer: {e}"),
+        }
+    }
     let t = Instant::now();
     let ctx = SeedContext {
         repo: &repo,
@@ -231,7 +259,7 @@ pub(super) fn run_seed(
         }),
         trace: Mutex::new(TraceCache::default()),
         graded_trees: crate::verify::GradedTrees::default(),
-        whole_suite: cfg.verify.full_repeats,
+        scope: cfg.verify.scope,
         synth_budget: cfg.synthesis_budget,
         tracer_budget: cfg.tracer_budget,
         synth_spent: Mutex::new(SynthesisSummary {
@@ -344,8 +372,8 @@ pub(super) struct SeedContext<'a> {
     pub(super) trace: Mutex<TraceCache>,
     /// Runs of grading commands on the clean tree, for the workers' candidates.
     pub(super) graded_trees: crate::verify::GradedTrees,
-    /// `--full-repeats`: grading commands run the whole suite.
-    pub(super) whole_suite: bool,
+    /// `--grading-scope`: what grading commands run.
+    pub(super) scope: crate::grading::Scope,
     /// `--synthesis-budget`: seconds synthesis may spend on this seed; what it spent.
     pub(super) synth_budget: Option<Duration>,
     /// `RunConfig::tracer_budget`.
@@ -362,7 +390,7 @@ impl SeedContext<'_> {
             toolchain: self.toolchain.toolchain(),
             root: &self.repo.checkout,
             test_command: &self.test_command,
-            whole_suite: self.whole_suite,
+            scope: self.scope,
             graded_trees: &self.graded_trees,
             test_files: &self.repo.profile.test_files,
         }

@@ -15,6 +15,12 @@ pub(crate) const PROBE: &str = include_str!("probe.py");
 pub(crate) const PROBE_MODULE: &str = "swe_forge_probe";
 const PROBE_DIR: &str = "probe";
 const COVERAGE_JSON: &str = "coverage.json";
+/// Failures as Python prints them: pytest's own traceback styles parse each test file's whole
+/// source with `ast` for every entry of every failure (2 s for seven failures in a 6,000-line
+/// test module, more than the tests), while the report's message and the test's outcome are
+/// the same. Only what is printed changes, so verification runs may add it to the grading
+/// command; a doctest's or a collection error's report keeps its own form.
+const TRACEBACK: &str = "--tb=native";
 
 /// pytest for one repository.
 #[derive(Clone, Debug)]
@@ -87,6 +93,7 @@ impl Pytest {
             "junit_family=xunit1",
             "-o",
             "console_output_style=classic",
+            TRACEBACK,
         ] {
             args.push(a.to_string());
         }
@@ -253,7 +260,7 @@ impl Pytest {
             "mkdir -p {dir_q} && cat > {file_q} <<'SWE_FORGE_PROBE_EOF'\n{PROBE}SWE_FORGE_PROBE_EOF\n\
              export PYTHONPATH={dir_q}${{PYTHONPATH:+:$PYTHONPATH}}\n\
              {} {} -p {PROBE_MODULE} -o junit_family=xunit1 -o console_output_style=classic \
-             --junitxml={} -q --no-header",
+             {TRACEBACK} --junitxml={} -q --no-header",
             self.base_command,
             options.join(" "),
             shell_quote(&format!("{scratch}/{REPORT}")),
@@ -630,7 +637,7 @@ impl TestRunner for Pytest {
         Ok(run)
     }
 
-    /// The grading command's files as pytest's arguments, in its order, with its options and
+    /// The grading command's tests (else its files) as pytest's arguments, in its order, with its options and
     /// base command (resident or fresh, as the other runs).
     fn run_grading(
         &self,
@@ -650,7 +657,7 @@ impl TestRunner for Pytest {
                 worker,
                 label,
                 Some(tests),
-                Some(&grading.files),
+                Some(grading.selection()),
                 budget,
                 warm,
                 false,
@@ -662,7 +669,7 @@ impl TestRunner for Pytest {
         let scratch = worker.scratch().to_string();
         let script = wrap(
             &scratch,
-            &runner.command(&scratch, Some(&grading.files), false),
+            &runner.command(&scratch, Some(grading.selection()), false),
             budget,
         );
         let out = worker.exec(&script, budget.wall)?;

@@ -179,6 +179,12 @@ pub trait Environment: Send + Sync {
     }
     /// A worker with its own clean copy of the repository.
     fn worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError>;
+    /// A worker for batch work that nobody waits on interactively (`serve`'s and `train`'s
+    /// graders): where the backend can, it gets the CPU only when interactive workers leave
+    /// it idle, so that a loaded machine still answers an agent's steps and resets quickly.
+    fn batch_worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
+        self.worker(index)
+    }
 }
 
 /// One worker: a clean checkout that commands run in, reset between candidates.

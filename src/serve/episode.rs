@@ -128,24 +128,22 @@ pub(super) fn finish(
 }
 
 pub(super) fn submit(server: &Server, s: &mut Session) -> Result<Value, ApiError> {
-    let losses_before = s.worker.as_ref().map_or(0, |w| w.losses());
-    let graded = grade::submit(server, s);
-    // The agent's tree was lost while it was read (its container died, a process it left
-    // killed the sandbox's agent): nothing of it can be graded, and the episode is the
-    // agent's to lose.
-    if s.worker.as_ref().map_or(0, |w| w.losses()) != losses_before {
-        let g = ended_by_agent(
-            server,
-            s,
-            "submit",
-            AGENT_KILLED_ENVIRONMENT,
-            &killed_detail("submit"),
-        );
-        return Ok(finish(server, s, g, KILLED_DETAIL, true));
-    }
-    match graded {
+    match grade::submit(server, s) {
         Ok(g) => Ok(finish(server, s, g, "", true)),
-        Err(e) => {
+        // The agent's tree was lost while it was read (its container died, a process it left
+        // killed the sandbox's agent): nothing of it can be graded, and the episode is the
+        // agent's to lose.
+        Err(grade::SubmitError::Lost) => {
+            let g = ended_by_agent(
+                server,
+                s,
+                "submit",
+                AGENT_KILLED_ENVIRONMENT,
+                &killed_detail("submit"),
+            );
+            Ok(finish(server, s, g, KILLED_DETAIL, true))
+        }
+        Err(grade::SubmitError::Environment(e)) => {
             fail(server, s, &e);
             Err(ApiError(
                 StatusCode::INTERNAL_SERVER_ERROR,

@@ -157,16 +157,45 @@ fn hunks_of(patch: &str, file: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Why a submit was not graded.
+#[derive(Debug)]
+pub enum SubmitError {
+    /// The agent's tree was lost while it was read (its container died, a process it left
+    /// killed the sandbox's agent): the episode is the agent's to lose.
+    Lost,
+    /// Ours: the session fails.
+    Environment(String),
+}
+
+impl From<String> for SubmitError {
+    fn from(e: String) -> SubmitError {
+        SubmitError::Environment(e)
+    }
+}
+
 /// `submit`: grade the session's changes. An environment failure is an `Err` (the session
 /// fails); everything the agent did wrong is a reward of 0 with its failure type.
-pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, String> {
+///
+/// Once the agent's tree is read, the session's container goes: the grader takes its place
+/// under `--max-sessions`, so that graders are counted and a full server cannot deadlock on
+/// them.
+pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, SubmitError> {
     let started = Instant::now();
     let task = &*server.task(s.task);
     let worker = s
         .worker
         .as_deref_mut()
-        .ok_or("the session's environment is gone")?;
-    let full = agent_diff(worker)?;
+        .ok_or_else(|| "the session's environment is gone".to_string())?;
+    let losses_before = worker.losses();
+    // A read that failed because the agent's tree was lost is the agent's doing.
+    let lost = |w: &dyn Worker, e: String| {
+        if w.losses() != losses_before {
+            SubmitError::Lost
+        } else {
+            SubmitError::Environment(e)
+        }
+    };
+    let full = agent_diff(worker).map_err(|e| lost(worker, e))?;
     // Only the agent's changes to the task's source files reach grading; what else it
     // changed is reported, and a change to the runner's configuration or a module outside
     // the sources (a plugin) is flagged.
@@ -187,8 +216,13 @@ pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, String> {
             None => false,
         };
     let syntax = syntax_valid(worker, task, &patch).map_err(|e| match e {
-        ToolError::Agent(m) | ToolError::Environment(m) => m,
+        ToolError::Agent(m) | ToolError::Environment(m) => lost(worker, m),
     })?;
+    if worker.losses() != losses_before {
+        return Err(SubmitError::Lost);
+    }
+    // Read: the agent's container goes, and its place is the grader's.
+    s.worker = None;
     let mut info = json!({
         "patch": patch,
         "dropped_paths": filtered.dropped,
@@ -281,9 +315,10 @@ fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, S
     let n = server
         .made
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // Batch work: on a loaded machine, agents' steps and new sessions' containers go first.
     let mut grader = s
         .env
-        .worker(n)
+        .batch_worker(n)
         .map_err(|e| format!("starting a grader: {e}"))?;
     let runner = lock(&server.envs).runner(task, s.kind)?;
     let listed = task.listed_tests();

@@ -189,7 +189,14 @@ async fn reset(AxState(server): AxState<Shared>, bytes: axum::body::Bytes) -> Re
         Ok(v) => v,
         Err(e) => return e.into_response(),
     };
-    match blocking(move || do_reset(&server, &req)).await {
+    match blocking(move || {
+        let answer = do_reset(&server, &req);
+        // A warm worker taken is replaced at once.
+        server.top_up();
+        answer
+    })
+    .await
+    {
         Ok(v) => Json(v).into_response(),
         Err(e) => e.into_response(),
     }

@@ -197,6 +197,8 @@ pub struct Server {
     pub(crate) metrics: Mutex<metrics::Metrics>,
     /// Workers of the next sampled tasks, started ahead (front: the next draw).
     pub(crate) warm: Mutex<VecDeque<Warm>>,
+    /// Warm workers being started now.
+    pub(crate) warming: std::sync::atomic::AtomicUsize,
     /// Workers made so far (their index in their environment).
     pub(crate) made: std::sync::atomic::AtomicUsize,
     /// Docker is open (sessions run in the tasks' images).
@@ -282,6 +284,7 @@ impl Server {
             curriculum: Mutex::new((curriculum, rng)),
             metrics: Mutex::new(metrics::Metrics::default()),
             warm: Mutex::new(VecDeque::new()),
+            warming: std::sync::atomic::AtomicUsize::new(0),
             made: std::sync::atomic::AtomicUsize::new(0),
             docker,
             started: Instant::now(),
@@ -409,30 +412,43 @@ impl Server {
         picked.first().copied().unwrap_or(0)
     }
 
-    /// Keep `cfg.pool` workers of the next draws started (called off the request path).
-    pub(crate) fn top_up(&self) {
+    /// Keep `cfg.pool` workers of the next draws started: the missing ones start at once,
+    /// side by side, each on a thread of its own (called off the request path, and after a
+    /// reset took a warm worker).
+    pub(crate) fn top_up(self: &Arc<Self>) {
         loop {
-            if lock(&self.warm).len() >= self.cfg.pool {
-                return;
+            {
+                let warm = lock(&self.warm);
+                let starting = self.warming.load(std::sync::atomic::Ordering::SeqCst);
+                if warm.len() + starting >= self.cfg.pool {
+                    return;
+                }
+                self.warming
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
             // A warm container counts under --max-sessions like a session's.
             let Some(slot) = self.slots.take() else {
+                self.warming
+                    .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 return;
             };
-            let i = self.draw(None);
-            match self.start_worker(i) {
-                Ok((worker, env, kind)) => lock(&self.warm).push_back(Warm {
-                    task: i,
-                    worker,
-                    env,
-                    kind,
-                    slot,
-                }),
-                Err(e) => {
-                    tracing::warn!(task = %self.task(i).instance_id, "warming a worker: {e}");
-                    return;
+            let s = Arc::clone(self);
+            std::thread::spawn(move || {
+                let i = s.draw(None);
+                match s.start_worker(i) {
+                    Ok((worker, env, kind)) => lock(&s.warm).push_back(Warm {
+                        task: i,
+                        worker,
+                        env,
+                        kind,
+                        slot,
+                    }),
+                    Err(e) => {
+                        tracing::warn!(task = %s.task(i).instance_id, "warming a worker: {e}")
+                    }
                 }
-            }
+                s.warming.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            });
         }
     }
 

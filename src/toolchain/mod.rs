@@ -283,6 +283,13 @@ pub trait Toolchain: Send + Sync {
         Grading::new(test_command, Vec::new(), files, None)
     }
 
+    /// Whether a grading command can name single tests (`--grading-scope tests`) rather than
+    /// run whole files: the runner takes test ids as arguments and reports them by the
+    /// same ids.
+    fn grades_tests_by_name(&self) -> bool {
+        false
+    }
+
     /// Names no agent change may touch wherever they are in a path (the runner's
     /// configuration and plugins, test folders and files): globs, see
     /// [`Grading::protected`].

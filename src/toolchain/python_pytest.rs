@@ -167,6 +167,11 @@ impl Toolchain for PythonPytest {
         Grading::new(base, options, files, config)
     }
 
+    /// pytest takes node ids (`tests/test_x.py::TestY::test_z[1]`) as arguments.
+    fn grades_tests_by_name(&self) -> bool {
+        true
+    }
+
     /// pytest's configuration files, the modules it loads on its own (`conftest.py`,
     /// `sitecustomize.py`, `usercustomize.py`, `.pth` files, a `pytest.py` or `_pytest` that
     /// would shadow pytest), packaging files that set options, and test folders and files.
@@ -254,11 +259,17 @@ impl Toolchain for PythonPytest {
         let mut report = vec!["-rA".to_string(), "--color=no".to_string()];
         report.push("-p".into());
         report.push(VERDICT_MODULE.into());
+        // A command that names tests names the hidden ones too.
         let pytest = format!(
-            "SWE_FORGE_RESULTS={} PYTHONPATH={}${{PYTHONPATH:+:$PYTHONPATH}} {}",
+            "SWE_FORGE_RESULTS={} PYTHONPATH={}${{PYTHONPATH:+:$PYTHONPATH}} {}{}",
             q(&results),
             q(log_dir),
-            grading.line_with(&report)
+            grading.line_with(&report),
+            if grading.tests.is_empty() {
+                ""
+            } else {
+                canary_args.as_str()
+            }
         );
         Ok(match harness {
             Harness::SweBench => {

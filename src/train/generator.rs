@@ -179,6 +179,7 @@ pub fn generate_single(
             visible_tests: false,
             // Training grades in the repository image; the task images are for harnesses.
             task_images: false,
+            peer: false,
             runner: Default::default(),
         };
         tracing::info!(round, ?mix, "generator: an engine round on {:?}", cfg.seeds);

@@ -675,7 +675,7 @@ fn qualify_for_task(
     pytest.qualify_resident_on(
         worker,
         &mut gold,
-        Some(&grading.files),
+        Some(grading.selection()),
         budget,
         reference.cpu_s,
         &check,

@@ -26,7 +26,14 @@ pub(super) struct ContainerSpec {
     pub(super) limits: Limits,
     /// Add CAP_SYS_ADMIN and run [`FAST_ROOT`] once as root after the start.
     pub(super) fast_root: bool,
+    /// Batch work (see [`Environment::batch_worker`](crate::sandbox::Environment::batch_worker)):
+    /// the lowest CPU weight, so that the container runs when interactive ones are idle.
+    pub(super) batch: bool,
 }
+
+/// The CPU shares of a batch container: Docker's minimum (a cgroup v2 weight of 1 against the
+/// default 100), so it gets the CPU only when other containers leave it idle.
+pub(super) const BATCH_CPU_SHARES: i64 = 2;
 
 /// Whether containers may still be created: [`cleanup_active_runs`](super::cleanup_active_runs)
 /// takes it for writing and closes it, so that no container is created while, or after, it
@@ -54,6 +61,7 @@ pub(super) fn start_container(
         memory_swap: Some(mem),
         pids_limit: Some((spec.limits.pids + 4).min(i64::MAX as u64) as i64),
         nano_cpus: Some(1_000_000_000),
+        cpu_shares: spec.batch.then_some(BATCH_CPU_SHARES),
         init: Some(true),
         auto_remove: Some(false),
         cap_drop: Some(vec!["ALL".into()]),

@@ -60,6 +60,16 @@ impl Environment for DockerEnv {
     }
 
     fn worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
+        self.start_worker(index, false)
+    }
+
+    fn batch_worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
+        self.start_worker(index, true)
+    }
+}
+
+impl DockerEnv {
+    fn start_worker(&self, index: usize, batch: bool) -> Result<Box<dyn Worker>, SandboxError> {
         let client = Client {
             rt: runtime().map_err(other("starting a runtime"))?,
             docker: self.docker.clone(),
@@ -82,6 +92,7 @@ impl Environment for DockerEnv {
             ]),
             limits: self.limits.clone(),
             fast_root: self.fast_root,
+            batch,
         };
         let id = start_container(&client, &spec)?;
         let mut worker = DockerWorker {

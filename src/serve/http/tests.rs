@@ -3,6 +3,7 @@
 use super::*;
 use crate::run::RunEnd;
 use crate::sandbox::{Environment, ExecOutput, SandboxChoice, SandboxError, SandboxKind, Worker};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// What the fake worker does.
@@ -16,11 +17,23 @@ enum Next {
     KillsAgent,
     /// Every command fails on our side (the engine answers an error): no loss.
     OursFails,
+    /// Exits 0; the agent's diff is an edit of the task's source file.
+    Edits,
 }
 
 struct Fake {
     next: Next,
     losses: u64,
+    /// Cleared when the worker (its container) goes.
+    alive: Option<Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        if let Some(a) = &self.alive {
+            a.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
 }
 
 impl Worker for Fake {
@@ -45,6 +58,11 @@ impl Worker for Fake {
             oom_kills: 0,
         };
         match self.next {
+            Next::Edits if script.contains("git diff --cached") => Ok(ExecOutput {
+                stdout: crate::audit::tests::task("x").patch.into_bytes(),
+                ..out(Some(0), None)
+            }),
+            Next::Edits => Ok(out(Some(0), None)),
             Next::Ok if !script.contains("kill -9 -1") => Ok(out(Some(0), None)),
             Next::Ok | Next::KillsAgent => {
                 self.losses += 1;
@@ -79,6 +97,69 @@ impl Environment for FakeEnv {
     fn worker(&self, _index: usize) -> Result<Box<dyn Worker>, SandboxError> {
         Err(SandboxError::Other("no graders here".into()))
     }
+}
+
+/// An environment whose graders record what they found when they started.
+struct GraderEnv {
+    /// The session's worker, alive or gone.
+    session_worker: Arc<std::sync::atomic::AtomicBool>,
+    slots: Arc<crate::serve::session::Slots>,
+    /// (batch, the session's worker alive, slots in use) at each grader's start.
+    seen: Mutex<Vec<(bool, bool, usize)>>,
+}
+
+impl GraderEnv {
+    fn grader(&self, batch: bool) -> Result<Box<dyn Worker>, SandboxError> {
+        let alive = self
+            .session_worker
+            .load(std::sync::atomic::Ordering::SeqCst);
+        self.seen
+            .lock()
+            .unwrap()
+            .push((batch, alive, self.slots.used()));
+        Err(SandboxError::Other("no graders here".into()))
+    }
+}
+
+impl Environment for GraderEnv {
+    fn image_name(&self) -> Option<String> {
+        None
+    }
+    fn worker(&self, _index: usize) -> Result<Box<dyn Worker>, SandboxError> {
+        self.grader(false)
+    }
+    fn batch_worker(&self, _index: usize) -> Result<Box<dyn Worker>, SandboxError> {
+        self.grader(true)
+    }
+}
+
+#[test]
+fn a_grader_is_batch_work_in_the_place_of_the_session_it_grades() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::open(config(dir.path(), SandboxChoice::Local, true)).unwrap();
+    let alive = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let env = Arc::new(GraderEnv {
+        session_worker: Arc::clone(&alive),
+        slots: Arc::clone(&server.slots),
+        seen: Mutex::new(Vec::new()),
+    });
+    let worker = Box::new(Fake {
+        next: Next::Edits,
+        losses: 0,
+        alive: Some(Arc::clone(&alive)),
+    });
+    let slot = server.slots.take().unwrap();
+    let s = Session::new(0, worker, env.clone(), SandboxKind::Docker, Some(slot));
+    let id = s.id.clone();
+    lock(&server.sessions).insert(id.clone(), crate::serve::Entry::new(s));
+    // The grader cannot start here: the session fails, but only after the grader was asked.
+    let e = do_step(&server, &id, &json!({"tool": "submit"})).unwrap_err();
+    assert_eq!(e.0, StatusCode::INTERNAL_SERVER_ERROR, "{}", e.1);
+    assert!(e.1.contains("no graders here"), "{}", e.1);
+    // One grader, batch work, started after the session's container went, under the
+    // session's own place (one slot in use: no second one taken past --max-sessions).
+    assert_eq!(*env.seen.lock().unwrap(), vec![(true, false, 1)]);
+    assert_eq!(server.slots.used(), 0, "the session's place is free again");
 }
 
 fn config(dir: &std::path::Path, sandbox: SandboxChoice, unsafe_local: bool) -> ServeConfig {
@@ -117,7 +198,11 @@ use super::super::ServeConfig;
 fn session(next: Next) -> (tempfile::TempDir, Server, String) {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::open(config(dir.path(), SandboxChoice::Local, true)).unwrap();
-    let worker = Box::new(Fake { next, losses: 0 });
+    let worker = Box::new(Fake {
+        next,
+        losses: 0,
+        alive: None,
+    });
     let s = Session::new(0, worker, Arc::new(FakeEnv), SandboxKind::Docker, None);
     let id = s.id.clone();
     lock(&server.sessions).insert(id.clone(), crate::serve::Entry::new(s));
