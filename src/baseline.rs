@@ -352,6 +352,41 @@ mod tests {
     }
 
     #[test]
+    fn a_run_of_a_few_tests_gets_limits_from_their_own_times() {
+        use TestStatus::*;
+        // Each repeat: 100 tests of 0.1 s in a suite of 20 s wall and 10 s CPU.
+        let ids: Vec<String> = (0..100).map(|i| format!("t{i}")).collect();
+        let statuses: Vec<(&str, TestStatus)> = ids.iter().map(|i| (i.as_str(), Passed)).collect();
+        let runs = vec![run("b1", &statuses, 20.0), run("b2", &statuses, 20.0)];
+        let b = classify(
+            runs,
+            run("coverage", &[], 1.0),
+            CoverageMap::default(),
+            &BaselineConfig::default(),
+        )
+        .unwrap();
+        let whole = b.budget();
+        let two = b.budget_for(&ids[..2], Duration::from_secs(10));
+        // CPU: the suite's fixed cost (10 s less 10 s of tests: none), 3 x 0.2 s, 1 s.
+        let cpu = two.cpu.unwrap().as_secs_f64();
+        assert!((cpu - 1.6).abs() < 1e-9, "{cpu}");
+        // Wall: the fixed wall cost (10 s) and 3 x the tests, 5 s; at least 10 s.
+        assert!((two.wall.as_secs_f64() - (3.0 * 10.2 + 5.0)).abs() < 1e-9, "{two:?}");
+        assert!(two.wall < whole.wall && two.cpu < whole.cpu);
+        // Every test: never more than the whole suite's limits.
+        let all = b.budget_for(&ids, Duration::from_secs(10));
+        assert!(all.cpu <= whole.cpu && all.wall <= whole.wall, "{all:?} {whole:?}");
+        // A test the baseline has no time for: the whole suite's limits.
+        assert_eq!(
+            b.budget_for(&["new".to_string()], Duration::from_secs(10)),
+            whole
+        );
+        // The wall limit is at least the floor and twice the CPU limit.
+        let floor = b.budget_for(&ids[..1], Duration::from_secs(60));
+        assert_eq!(floor.wall, Duration::from_secs(60));
+    }
+
+    #[test]
     fn classifies_stable_flaky_and_failing() {
         use TestStatus::*;
         let runs = vec![

@@ -752,6 +752,91 @@ mod tests {
         );
     }
 
+    fn baseline_of(ids: &[&str], order: &[&str]) -> Baseline {
+        let mut b: Baseline = serde_json::from_value(serde_json::json!({
+            "runs": [],
+            "coverage_run": {"label": "coverage", "end": "exited", "exit_code": 0,
+                             "results": {}, "duration_s": 0.0, "log_digest": ""},
+            "stable_pass": [], "flaky": [], "failing": [], "durations": {},
+            "suite_seconds": 1.0, "run_timeout_s": 10.0,
+            "coverage": {"tests": [], "lines": {}},
+        }))
+        .unwrap();
+        b.stable_pass = ids.iter().map(|s| s.to_string()).collect();
+        b.suite_order = order.iter().map(|s| s.to_string()).collect();
+        b
+    }
+
+    #[test]
+    fn a_command_by_test_names_them_file_by_file_in_the_suite_s_order() {
+        let tc = crate::toolchain::python_pytest::PythonPytest;
+        let trees = GradedTrees::default();
+        let dir = tempfile::tempdir().unwrap();
+        let b = baseline_of(
+            &["tests/b.py::t2", "tests/b.py::t1", "tests/a.py::x", "tests/a.py::y"],
+            &["tests/b.py", "tests/a.py"],
+        );
+        let ctx = |scope| GradingContext {
+            toolchain: &tc,
+            root: dir.path(),
+            test_command: "python -m pytest",
+            scope,
+            graded_trees: &trees,
+            test_files: &[],
+        };
+        let covering: BTreeSet<String> = ["tests/a.py::x", "tests/b.py::t2", "tests/b.py::t1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let g = ctx(Scope::Tests).grading_for(&covering, &b, &[]);
+        assert_eq!(g.files, vec!["tests/b.py", "tests/a.py"]);
+        assert_eq!(g.tests, vec!["tests/b.py::t1", "tests/b.py::t2", "tests/a.py::x"]);
+        assert!(
+            g.command.ends_with("tests/b.py::t1 tests/b.py::t2 tests/a.py::x"),
+            "{}",
+            g.command
+        );
+        // Read for the tests it names, not for every test of its files.
+        let mut graded = ctx(Scope::Tests).graded_tests(&g, &b, &[]);
+        graded.sort();
+        assert_eq!(graded, vec!["tests/a.py::x", "tests/b.py::t1", "tests/b.py::t2"]);
+        // By files: the same files, whole, read for all their stable tests.
+        let f = ctx(Scope::Files).grading_for(&covering, &b, &[]);
+        assert!(f.tests.is_empty() && f.files == g.files, "{f:?}");
+        assert!(f.command.ends_with("tests/b.py tests/a.py"), "{}", f.command);
+        assert_eq!(ctx(Scope::Files).graded_tests(&f, &b, &[]).len(), 4);
+        assert_ne!(f.key(), g.key());
+        // A command over files keeps the key it had before commands named tests.
+        let old = blake3::hash(
+            serde_json::to_string(&(&f.base_command, &f.options, &f.files, &f.config))
+                .unwrap()
+                .as_bytes(),
+        )
+        .to_hex()[..16]
+            .to_string();
+        assert_eq!(f.key(), old);
+        // The hidden checks of a command that names tests are named too (here in a new
+        // module: no file of the command is named as pytest's test modules are).
+        let c = tc
+            .canary(&g, "abc123", &mut |_| None)
+            .expect("a test module takes them");
+        let with = c.grading(&g);
+        let new = "tests/test_swe_forge_abc123.py";
+        assert_eq!(
+            &with.tests[3..],
+            &[
+                format!("{new}::test_abc123_f"),
+                format!("{new}::test_abc123_p")
+            ]
+        );
+        assert_eq!(with.files.last().map(String::as_str), Some(new));
+        assert!(
+            with.command.ends_with(&format!("{new}::test_abc123_p")),
+            "{}",
+            with.command
+        );
+    }
+
     #[test]
     fn finds_the_configuration_pytest_reads() {
         let dir = tempfile::tempdir().unwrap();

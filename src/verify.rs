@@ -314,15 +314,17 @@ fn verify_inner(
     }
 
     // Screening: only the covering tests (every stable test when none covers), once, under
-    // limits from their own baseline times.
+    // limits from their own baseline times; a covered candidate's screen stops at its first
+    // kill (checks 2 and 3 observe every test of the grading command after it).
     worker.reset()?;
     worker.apply_patch(&cand.bug_patch)?;
-    let screen = runner.run(
-        worker,
-        &Check::Screen.run(0).label(),
-        Some(&screened),
-        baseline.budget_for(&screened, cfg.min_wall),
-    )?;
+    let label = Check::Screen.run(0).label();
+    let screen_budget = baseline.budget_for(&screened, cfg.min_wall);
+    let screen = if uncovered {
+        runner.run(worker, &label, Some(&screened), screen_budget)?
+    } else {
+        runner.run_to_first_failure(worker, &label, Some(&screened), screen_budget)?
+    };
     let screen_failures: BTreeSet<String> = screen.failures().into_iter().collect();
     let bad = abnormal(&screen);
     out.runs.push(screen);

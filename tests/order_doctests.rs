@@ -1,8 +1,8 @@
 //! Tests whose outcome depends on which other tests run (`tests/fixtures/order_doctests`): the
 //! doctests in `docs/usage.rst` need a test under `tests/` to have run first (an autouse
 //! fixture fills `doctest_namespace`), and `test_registry_seen` needs `tests/test_early.py`.
-//! Verification runs each candidate's grading command (the files of the tests that execute the
-//! mutated lines, in the suite's order), reads FAIL_TO_PASS and PASS_TO_PASS from its runs,
+//! Verification runs each candidate's grading command (here `--grading-scope files`: the files of
+//! the tests that execute the mutated lines, whole, in the suite's order), reads FAIL_TO_PASS and PASS_TO_PASS from its runs,
 //! drops and counts the tests that do not pass under it on the clean code, and never rejects a
 //! candidate as flaky for them; the audit, which runs the same command, passes every task.
 
@@ -22,7 +22,10 @@ fn strings(v: &Value) -> Vec<String> {
 
 #[test]
 fn order_dependent_tests_are_dropped_and_every_grader_keeps_the_suite_s_order() {
-    let (out, dir) = run_fixture("order_doctests", &["--max-candidates", "40"]);
+    let (out, dir) = run_fixture(
+        "order_doctests",
+        &["--max-candidates", "40", "--grading-scope", "files"],
+    );
     assert!(out.status.success(), "{}", text(&out));
     let out_dir = dir.path().join("out");
     let decided = jsonl(&out_dir.join("candidates.jsonl"));

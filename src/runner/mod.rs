@@ -143,6 +143,19 @@ pub trait TestRunner: Send + Sync {
         budget: RunBudget,
     ) -> Result<Run, RunnerError>;
 
+    /// [`TestRunner::run`] that may stop at the first failing test (a screen: one kill decides
+    /// it; tests after it are then absent from the report). A runner that cannot stop early
+    /// runs them all.
+    fn run_to_first_failure(
+        &self,
+        worker: &mut dyn Worker,
+        label: &str,
+        tests: Option<&[String]>,
+        budget: RunBudget,
+    ) -> Result<Run, RunnerError> {
+        self.run(worker, label, tests, budget)
+    }
+
     /// Run a grading command ([`crate::grading::Grading`]): its test files, whole, in its
     /// order, with its options. `tests`: the ids the caller reads (absent ones are MISSING).
     /// A runner that cannot run files as the command says runs those ids.

@@ -637,6 +637,21 @@ impl TestRunner for Pytest {
         Ok(run)
     }
 
+    /// pytest's `-x`: the session stops after the first failing test.
+    fn run_to_first_failure(
+        &self,
+        worker: &mut dyn Worker,
+        label: &str,
+        tests: Option<&[String]>,
+        budget: RunBudget,
+    ) -> Result<Run, RunnerError> {
+        let mut runner = self.clone();
+        let mut options = self.options();
+        options.push("-x".into());
+        runner.options = Some(options);
+        runner.run(worker, label, tests, budget)
+    }
+
     /// The grading command's tests (else its files) as pytest's arguments, in its order, with its options and
     /// base command (resident or fresh, as the other runs).
     fn run_grading(
