@@ -3,7 +3,8 @@
 //! the same grading command on the same clean tree made for another candidate) and a run with
 //! `--runner fresh --recheck-identical` (a fresh process per run, check 3 run 3× for every
 //! candidate) decide every candidate the same way, with the same FAIL_TO_PASS and
-//! PASS_TO_PASS.
+//! PASS_TO_PASS. Grading commands that run whole files (`--grading-scope files`) share check 3's
+//! runs between candidates.
 //!
 //! The same holds for survivors that get a synthesized test, and for the Java demo seed with
 //! the resident JVM against fresh JVMs.
@@ -89,7 +90,24 @@ fn the_shortcuts_of_verification_give_the_same_tasks() {
     assert_eq!(a.len(), 14);
     assert_eq!(a, b);
 
-    let fast_tasks = jsonl(&fast.join("tasks.jsonl"));
+    // The default grading commands name the covering tests; check 3's runs are shared by
+    // candidates with the same command, which whole files make common: the demo's candidates
+    // again with `--grading-scope files`.
+    let files = dir.path().join("files");
+    demo_run(&files, &["--grading-scope", "files"]);
+    for t in jsonl(&fast.join("tasks.jsonl")) {
+        let grading = &t["metadata"]["grading"];
+        let named = grading["tests"].as_array().expect("tests named");
+        assert!(
+            t["FAIL_TO_PASS"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|f| named.contains(f)),
+            "{t}"
+        );
+    }
+    let fast_tasks = jsonl(&files.join("tasks.jsonl"));
     assert!(!fast_tasks.is_empty());
     let fixed = serde_json::json!(["fixed#1", "fixed#2", "fixed#3"]);
     let mut reused_any = false;
