@@ -371,11 +371,17 @@ mod tests {
         let cpu = two.cpu.unwrap().as_secs_f64();
         assert!((cpu - 1.6).abs() < 1e-9, "{cpu}");
         // Wall: the fixed wall cost (10 s) and 3 x the tests, 5 s; at least 10 s.
-        assert!((two.wall.as_secs_f64() - (3.0 * 10.2 + 5.0)).abs() < 1e-9, "{two:?}");
+        assert!(
+            (two.wall.as_secs_f64() - (3.0 * 10.2 + 5.0)).abs() < 1e-9,
+            "{two:?}"
+        );
         assert!(two.wall < whole.wall && two.cpu < whole.cpu);
         // Every test: never more than the whole suite's limits.
         let all = b.budget_for(&ids, Duration::from_secs(10));
-        assert!(all.cpu <= whole.cpu && all.wall <= whole.wall, "{all:?} {whole:?}");
+        assert!(
+            all.cpu <= whole.cpu && all.wall <= whole.wall,
+            "{all:?} {whole:?}"
+        );
         // A test the baseline has no time for: the whole suite's limits.
         assert_eq!(
             b.budget_for(&["new".to_string()], Duration::from_secs(10)),

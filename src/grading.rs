@@ -391,6 +391,11 @@ impl GradedTrees {
     }
 }
 
+/// The most tests, and bytes of their names, a grading command names; past either it runs
+/// their files (a grader's script is one shell argument, at most 128 KiB).
+pub const MAX_NAMED_TESTS: usize = 1000;
+pub const MAX_NAMED_BYTES: usize = 64 * 1024;
+
 /// What a candidate's grading command runs (`--grading-scope`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -437,15 +442,26 @@ impl GradingContext<'_> {
         baseline: &Baseline,
         added: &[String],
     ) -> Grading {
+        self.grading_in(self.scope, scope, baseline, added)
+    }
+
+    /// [`GradingContext::grading_for`] with `kind` instead of the run's `--grading-scope`.
+    pub fn grading_in(
+        &self,
+        kind: Scope,
+        scope: &BTreeSet<String>,
+        baseline: &Baseline,
+        added: &[String],
+    ) -> Grading {
         let file_of = |id: &str| Some(self.file_of(id));
-        let ids: Vec<&String> = if self.scope == Scope::Suite {
+        let ids: Vec<&String> = if kind == Scope::Suite {
             baseline.stable_pass.iter().chain(added).collect()
         } else {
             scope.iter().chain(added).collect()
         };
         let files = files_in_order(ids.iter().copied(), &baseline.suite_order, &file_of);
         let grading = self.toolchain.grading(self.root, self.test_command, files);
-        if self.scope != Scope::Tests || !self.toolchain.grades_tests_by_name() {
+        if kind != Scope::Tests || !self.toolchain.grades_tests_by_name() {
             return grading;
         }
         // By name: file by file in the suite's order, each file's tests sorted.
@@ -459,6 +475,12 @@ impl GradingContext<'_> {
             mine.sort();
             mine.dedup();
             tests.extend(mine);
+        }
+        // A command line that would name too many tests (a bug every test runs) runs their
+        // files: one shell argument holds at most 128 KiB.
+        let length: usize = tests.iter().map(|t| t.len() + 3).sum();
+        if tests.len() > MAX_NAMED_TESTS || length > MAX_NAMED_BYTES {
+            return grading;
         }
         grading.with_tests(tests)
     }
@@ -773,7 +795,12 @@ mod tests {
         let trees = GradedTrees::default();
         let dir = tempfile::tempdir().unwrap();
         let b = baseline_of(
-            &["tests/b.py::t2", "tests/b.py::t1", "tests/a.py::x", "tests/a.py::y"],
+            &[
+                "tests/b.py::t2",
+                "tests/b.py::t1",
+                "tests/a.py::x",
+                "tests/a.py::y",
+            ],
             &["tests/b.py", "tests/a.py"],
         );
         let ctx = |scope| GradingContext {
@@ -790,20 +817,31 @@ mod tests {
             .collect();
         let g = ctx(Scope::Tests).grading_for(&covering, &b, &[]);
         assert_eq!(g.files, vec!["tests/b.py", "tests/a.py"]);
-        assert_eq!(g.tests, vec!["tests/b.py::t1", "tests/b.py::t2", "tests/a.py::x"]);
+        assert_eq!(
+            g.tests,
+            vec!["tests/b.py::t1", "tests/b.py::t2", "tests/a.py::x"]
+        );
         assert!(
-            g.command.ends_with("tests/b.py::t1 tests/b.py::t2 tests/a.py::x"),
+            g.command
+                .ends_with("tests/b.py::t1 tests/b.py::t2 tests/a.py::x"),
             "{}",
             g.command
         );
         // Read for the tests it names, not for every test of its files.
         let mut graded = ctx(Scope::Tests).graded_tests(&g, &b, &[]);
         graded.sort();
-        assert_eq!(graded, vec!["tests/a.py::x", "tests/b.py::t1", "tests/b.py::t2"]);
+        assert_eq!(
+            graded,
+            vec!["tests/a.py::x", "tests/b.py::t1", "tests/b.py::t2"]
+        );
         // By files: the same files, whole, read for all their stable tests.
         let f = ctx(Scope::Files).grading_for(&covering, &b, &[]);
         assert!(f.tests.is_empty() && f.files == g.files, "{f:?}");
-        assert!(f.command.ends_with("tests/b.py tests/a.py"), "{}", f.command);
+        assert!(
+            f.command.ends_with("tests/b.py tests/a.py"),
+            "{}",
+            f.command
+        );
         assert_eq!(ctx(Scope::Files).graded_tests(&f, &b, &[]).len(), 4);
         assert_ne!(f.key(), g.key());
         // A command over files keeps the key it had before commands named tests.

@@ -1311,6 +1311,9 @@ fn order_dependent_doctests_grade_in_the_swebench_harness() {
             "2",
             "--max-candidates",
             "40",
+            // Whole files in the suite's order: the order-dependent test is in a command.
+            "--grading-scope",
+            "files",
         ])
         .args(["--no-synthesis", "--json", "--out"])
         .arg(&out)

@@ -26,7 +26,8 @@ pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
     let mut cases = Vec::new();
     let mut current: Option<Case> = None;
     // Inside the `<error>` of a collection failure (pytest: `message="collection failure"`),
-    // whose text is the traceback: its last `E ` line (the exception) joins the message.
+    // whose text is the traceback: its last `E ` line (the exception; a native traceback's
+    // last line) joins the message.
     let mut collection_error = false;
     // Inside a `<failure>`/`<error>` whose message pytest cut short ("[+N more lines; full
     // report in element text]"): a doctest's report (its example, expected and got) is then
@@ -110,10 +111,13 @@ pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
                 });
             }
             Event::End(e) if e.name().as_ref() == b"error" && collection_error => {
+                // pytest's own styles mark the exception with `E `; a native traceback
+                // (`--tb=native`) ends with it.
                 let exception = collection_text
                     .lines()
                     .rev()
                     .find_map(|l| l.strip_prefix("E "))
+                    .or_else(|| collection_text.lines().rev().find(|l| !l.trim().is_empty()))
                     .map(str::trim);
                 if let (Some(e), Some(case)) = (exception, current.as_mut()) {
                     case.result.message = Some(truncate(&format!("collection failure: {e}"), 2000));
@@ -326,6 +330,16 @@ E   ValueError: duplicate rule: person</error></testcase></testsuite></testsuite
         assert_eq!(cases[0].result.status, TestStatus::Error);
         assert_eq!(
             cases[0].result.message.as_deref(),
+            Some("collection failure: ValueError: duplicate rule: person")
+        );
+        // The same as a native traceback (`--tb=native`): its last line.
+        let native = r#"<testsuites><testsuite><testcase classname="" name="tests.test_plural" file="tests/test_plural.py" time="0.000"><error message="collection failure">Traceback (most recent call last):
+  File "/w/wordrules/__init__.py", line 9, in _register
+    raise ValueError("duplicate rule: " + key)
+ValueError: duplicate rule: person
+</error></testcase></testsuite></testsuites>"#;
+        assert_eq!(
+            parse_cases(native).unwrap()[0].result.message.as_deref(),
             Some("collection failure: ValueError: duplicate rule: person")
         );
     }
