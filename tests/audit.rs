@@ -27,6 +27,10 @@ fn make_tasks(dir: &Path, sandbox: &str, max_candidates: &str) -> PathBuf {
         ])
         .args(["--max-candidates", max_candidates, "--json", "--out"])
         .arg(&out_dir)
+        // Whole-file commands: tasks of the same functions' files share their fixed run, which
+        // the audit reuses (`assert_fixed_runs_reused`); commands that name tests are audited
+        // by tests/harnesses.rs's graders and tests/many_tests.rs.
+        .args(["--grading-scope", "files"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
