@@ -64,6 +64,11 @@ fn tasks() -> &'static (tempfile::TempDir, Vec<Task>) {
                 "--only",
                 "pyshelf",
                 "--no-synthesis",
+                // Whole files: the tasks keep PASS_TO_PASS tests beside their bugs' (every
+                // test that runs `format_money` fails with its bugs), which the combined
+                // task's checks below use.
+                "--grading-scope",
+                "files",
                 "--json",
                 "--out",
             ])
