@@ -114,11 +114,13 @@ impl Baseline {
     }
 
     /// The limits of a run of `tests` alone, from those tests' own durations here rather than
-    /// the whole suite's: the suite's fixed cost (start and collection: its time less its
-    /// tests'), once, plus [`PER_TEST_FACTOR`] × the tests' time, plus a second. A mutant
-    /// that loops forever under a few fast tests is stopped after about a second of CPU in
-    /// a process that has already started (the resident runner takes its start off the
-    /// limit). Never more than [`Baseline::budget`]; the wall limit is at least
+    /// the whole suite's: [`PER_TEST_FACTOR`] × (the suite's fixed cost, its time less its
+    /// tests', plus the tests' time), plus a second. The fixed cost is scaled too, because it
+    /// is not fixed: it holds each test's setup and report, and a failing test's report (its
+    /// traceback) costs pytest several times a passing one's, so a mutant that fails 3,000
+    /// fast tests takes twice the CPU of the clean run (`tests/fixtures/many_tests`). A mutant
+    /// that loops forever under a few fast tests is stopped after three times the suite's
+    /// fixed cost and a second of CPU (the resident runner takes its start off the limit). Never more than [`Baseline::budget`]; the wall limit is at least
     /// `min_wall` and twice the CPU limit. A test without a recorded duration counts as the
     /// whole suite.
     pub fn budget_for(&self, tests: &[String], min_wall: Duration) -> RunBudget {
@@ -140,7 +142,7 @@ impl Baseline {
             .zip(self.suite_cpu_seconds)
             .map(|(limit, suite_cpu)| {
                 let fixed_cpu = (suite_cpu - all).max(0.0);
-                let s = (fixed_cpu + PER_TEST_FACTOR * mine + 1.0).min(limit.as_secs_f64());
+                let s = (PER_TEST_FACTOR * (fixed_cpu + mine) + 1.0).min(limit.as_secs_f64());
                 Duration::from_secs_f64(s)
             });
         let wall = Duration::from_secs_f64(wall_s.max(2.0 * cpu.map_or(0.0, |c| c.as_secs_f64())));
@@ -390,6 +392,32 @@ mod tests {
         // The wall limit is at least the floor and twice the CPU limit.
         let floor = b.budget_for(&ids[..1], Duration::from_secs(60));
         assert_eq!(floor.wall, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn many_fast_tests_may_all_fail_within_their_limits() {
+        use TestStatus::*;
+        // 3,000 tests of a tenth of a millisecond in a suite of 8 s wall and 4 s CPU: nearly all of it
+        // is per-test bookkeeping, which a failing test's traceback doubles.
+        let ids: Vec<String> = (0..3000).map(|i| format!("t{i}")).collect();
+        let statuses: Vec<(&str, TestStatus)> = ids.iter().map(|i| (i.as_str(), Passed)).collect();
+        let mut runs = vec![run("b1", &statuses, 8.0), run("b2", &statuses, 8.0)];
+        for r in &mut runs {
+            for t in r.results.values_mut() {
+                t.duration_s = 0.0001;
+            }
+        }
+        let b = classify(
+            runs,
+            run("coverage", &[], 1.0),
+            CoverageMap::default(),
+            &BaselineConfig::default(),
+        )
+        .unwrap();
+        let all = b.budget_for(&ids, Duration::from_secs(10));
+        let cpu = all.cpu.unwrap().as_secs_f64();
+        assert!(cpu >= 2.0 * 4.0, "{all:?}");
+        assert!(all.cpu <= b.budget().cpu);
     }
 
     #[test]
