@@ -179,6 +179,27 @@ impl Environments {
         made
     }
 
+    /// The Docker environment of the image `tag` (a task base, see
+    /// [`Environment::shared_base`]), cached like a task's.
+    pub fn image_environment(&mut self, tag: &str, seed: &str) -> Prepared {
+        let key = format!("image {tag}");
+        if let Some(found) = self.prepared.get(&key) {
+            return found.clone();
+        }
+        let docker = self
+            .docker
+            .as_ref()
+            .ok_or_else(|| "Docker is not open".to_string())?;
+        let made = docker
+            .environment_for_image(tag, seed)
+            .map(|e| (e, SandboxKind::Docker))
+            .map_err(|e| e.to_string());
+        if made.is_ok() {
+            self.prepared.insert(key, made.clone());
+        }
+        made
+    }
+
     /// Whether the environment of `task` failed and is waiting for its next try: why.
     pub fn failing(&self, task: &Task) -> Option<&Failure> {
         self.failed

@@ -653,22 +653,47 @@ fn in_docker_scripted_agents_load_and_faults() {
         None,
     );
 
-    // The task's own image: one parentless commit, no network, not root.
-    let sid = s.reset(id);
-    let (_, r) = s.step(
-        &sid,
-        "bash",
-        json!({"command": "git rev-list --all | wc -l; id -u; (getent hosts example.org || echo offline)"}),
-    );
-    let output = r["observation"]["output"].as_str().unwrap().to_string();
-    let lines: Vec<&str> = output.lines().collect();
-    assert_eq!(lines.first().map(|l| l.trim()), Some("1"), "{output}");
-    assert_ne!(
-        lines.get(1).map(|l| l.trim()),
-        Some("0"),
-        "runs as root: {output}"
-    );
-    assert!(output.contains("offline"), "{output}");
+    // The warm pool holds bare containers of the task base that all of the seed's task
+    // images share: a reset of any task takes one and loads that task's tree. The session
+    // is then as in a container of the task's own image: its start commit (parentless, the
+    // record's base_commit), a clean tree the test user owns, no network, not root.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while s.call("GET", "/health", None).1["warm"] != 2 {
+        assert!(Instant::now() < deadline, "the warm pool did not fill");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let mut sid = String::new();
+    for t in [&tasks[0], &tasks[tasks.len() - 1]] {
+        let (st, r) = s.call(
+            "POST",
+            "/reset",
+            Some(&json!({"task_id": t["instance_id"]})),
+        );
+        assert_eq!(st, 200, "{r}");
+        assert_eq!(r["info"]["warm"], "shared", "{r}");
+        let this = r["observation"]["session_id"].as_str().unwrap().to_string();
+        let (_, r) = s.step(
+            &this,
+            "bash",
+            json!({"command": "git rev-list --all | wc -l; id -u; (getent hosts example.org || echo offline); git rev-parse HEAD; git status --porcelain | wc -l; touch new_file && echo writable"}),
+        );
+        let output = r["observation"]["output"].as_str().unwrap().to_string();
+        let lines: Vec<&str> = output.lines().map(str::trim).collect();
+        assert_eq!(lines.first(), Some(&"1"), "{output}");
+        assert_ne!(lines.get(1), Some(&"0"), "runs as root: {output}");
+        assert!(output.contains("offline"), "{output}");
+        assert!(
+            lines.contains(&t["base_commit"].as_str().unwrap()),
+            "{output}"
+        );
+        assert_eq!(lines.get(4), Some(&"0"), "{output}");
+        assert!(output.contains("writable"), "{output}");
+        if sid.is_empty() {
+            sid = this;
+        } else {
+            s.call("POST", "/close", Some(&json!({"session_id": this})));
+        }
+    }
     let (_, r) = s.step(&sid, "close", json!({}));
     assert!(r["observation"]["error"].is_string(), "{r}");
     s.call("POST", "/close", Some(&json!({"session_id": sid})));

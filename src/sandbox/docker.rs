@@ -37,6 +37,7 @@
 mod agent;
 mod client;
 mod container;
+mod tree;
 mod worker;
 
 pub use agent::AGENT;
@@ -51,6 +52,7 @@ use container::{create_gate, remove_container, wants_fast_root};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+pub use tree::LABEL_TASK_BASE;
 
 /// The repository root inside a container.
 pub const ROOT: &str = "/testbed";

@@ -185,6 +185,19 @@ pub trait Environment: Send + Sync {
     fn batch_worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
         self.worker(index)
     }
+    /// The image whose workers, given [`Environment::tree`] by [`Worker::load_tree`], are
+    /// workers of this environment: a task image's task base, which every task of its
+    /// repository image shares and which holds no repository of its own. `None` where the
+    /// backend has no such thing or the image is not a task image.
+    fn shared_base(&self) -> Result<Option<String>, SandboxError> {
+        Ok(None)
+    }
+    /// This environment's repository tree (its root, with `.git`) as a tar whose entries
+    /// start with the root's name, read without starting a worker; `None` where the backend
+    /// cannot.
+    fn tree(&self) -> Result<Option<Vec<u8>>, SandboxError> {
+        Ok(None)
+    }
 }
 
 /// One worker: a clean checkout that commands run in, reset between candidates.
@@ -222,6 +235,15 @@ pub trait Worker: Send {
     /// agent's session in `serve`) must not go on once this changed.
     fn losses(&self) -> u64 {
         0
+    }
+
+    /// Put a repository tree ([`Environment::tree`] of an environment whose
+    /// [`Environment::shared_base`] this worker's is) at the root, once, before any command:
+    /// the worker then is one of that environment's, and stays so if it is replaced.
+    fn load_tree(&mut self, _tar: std::sync::Arc<Vec<u8>>) -> Result<(), SandboxError> {
+        Err(SandboxError::Other(
+            "this sandbox cannot load a repository tree into a worker".to_string(),
+        ))
     }
 }
 

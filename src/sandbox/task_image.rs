@@ -137,6 +137,10 @@ pub fn labels(spec: &TaskImageSpec<'_>) -> HashMap<String, String> {
             "swe-forge.repo-image".to_string(),
             spec.repo_image.to_string(),
         ),
+        (
+            crate::sandbox::docker::LABEL_TASK_BASE.to_string(),
+            base_tag(spec),
+        ),
     ])
 }
 

@@ -160,6 +160,8 @@ async fn health(AxState(server): AxState<Shared>) -> Json<Value> {
         "sessions": sessions,
         "tasks": server.task_count(),
         "unsafe_local": server.may_run_local(),
+        // Containers started ahead of resets.
+        "warm": lock(&server.warm).len(),
     });
     if server.may_run_local() {
         h["unsafe_local_reason"] = json!(super::UNSAFE_LOCAL);
@@ -369,17 +371,39 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
             ),
         )
     };
+    let unavailable = |e: String| {
+        ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the task's environment could not start: {e}"),
+        )
+    };
+    // How the session's container came: `own` (a warm one of the task's own image), `shared`
+    // (a warm one of its task base), `cold` (started for this reset).
+    let mut how = match &warm {
+        Some(w) if w.base.is_none() => "own",
+        Some(_) => "shared",
+        None => "cold",
+    };
     let (task, worker, env, kind, slot) = match warm {
-        Some(w) => (w.task, w.worker, w.env, w.kind, w.slot),
+        Some(w) if w.base.is_none() => (w.task, w.worker, w.env, w.kind, w.slot),
+        // A bare container of the task base: the task asked for (or the one drawn when it
+        // started) enters it; if that fails, the task's own image starts in its place.
+        Some(w) => {
+            let i = asked.unwrap_or(w.task);
+            let (worker, env, kind) = match server.enter_shared(i, w.worker) {
+                Ok(entered) => entered,
+                Err(e) => {
+                    tracing::warn!(task = %server.task(i).instance_id, "a warm task base: {e}");
+                    how = "cold";
+                    server.start_worker(i).map_err(unavailable)?
+                }
+            };
+            (i, worker, env, kind, w.slot)
+        }
         None => {
             let slot = server.free_slot().ok_or_else(too_many)?;
             let i = asked.unwrap_or_else(|| server.draw(seed));
-            let (worker, env, kind) = server.start_worker(i).map_err(|e| {
-                ApiError(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!("the task's environment could not start: {e}"),
-                )
-            })?;
+            let (worker, env, kind) = server.start_worker(i).map_err(unavailable)?;
             (i, worker, env, kind, slot)
         }
     };
@@ -406,7 +430,8 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
         "language": t.language.name(),
         "unsafe_local": local,
     });
-    let mut info = json!({"session_id": session.id, "task_id": shown, "unsafe_local": local});
+    let mut info =
+        json!({"session_id": session.id, "task_id": shown, "unsafe_local": local, "warm": how});
     if local {
         observation["unsafe_local_reason"] = json!(super::UNSAFE_LOCAL_SESSION);
         info["unsafe_local_reason"] = json!(super::UNSAFE_LOCAL);

@@ -19,6 +19,7 @@ pub mod origin;
 pub mod review;
 pub mod session;
 pub mod tools;
+pub mod warm;
 
 use crate::curriculum::{Curriculum, CurriculumConfig};
 use crate::replay::Environments;
@@ -115,16 +116,6 @@ pub enum ServeError {
     Runtime(String),
 }
 
-/// A worker started ahead for a task, with its environment (graders are made from it too).
-pub(crate) struct Warm {
-    pub task: usize,
-    pub worker: Box<dyn Worker>,
-    pub env: Arc<dyn Environment>,
-    pub kind: SandboxKind,
-    /// Its place under `--max-sessions`, handed to the session that takes it.
-    pub slot: session::Slot,
-}
-
 /// Why the local sandbox is unsafe to serve from: what an agent's shell on the host reaches.
 pub const UNSAFE_LOCAL: &str = "the local sandbox runs the agent's commands on this host, \
     without isolation: an agent can read the tasks file (every task's gold patch), the other \
@@ -196,9 +187,11 @@ pub struct Server {
     pub(crate) curriculum: Mutex<(Curriculum, rand::rngs::StdRng)>,
     pub(crate) metrics: Mutex<metrics::Metrics>,
     /// Workers of the next sampled tasks, started ahead (front: the next draw).
-    pub(crate) warm: Mutex<VecDeque<Warm>>,
+    pub(crate) warm: Mutex<VecDeque<warm::Warm>>,
     /// Warm workers being started now.
     pub(crate) warming: std::sync::atomic::AtomicUsize,
+    /// What lets a warm worker serve any task of its seed: each task's task base and tree.
+    pub(crate) shared: warm::Shared,
     /// Workers made so far (their index in their environment).
     pub(crate) made: std::sync::atomic::AtomicUsize,
     /// Docker is open (sessions run in the tasks' images).
@@ -285,6 +278,7 @@ impl Server {
             metrics: Mutex::new(metrics::Metrics::default()),
             warm: Mutex::new(VecDeque::new()),
             warming: std::sync::atomic::AtomicUsize::new(0),
+            shared: warm::Shared::default(),
             made: std::sync::atomic::AtomicUsize::new(0),
             docker,
             started: Instant::now(),
@@ -410,66 +404,6 @@ impl Server {
             None => cur.sample(1, rng),
         };
         picked.first().copied().unwrap_or(0)
-    }
-
-    /// Keep `cfg.pool` workers of the next draws started: the missing ones start at once,
-    /// side by side, each on a thread of its own (called off the request path, and after a
-    /// reset took a warm worker).
-    pub(crate) fn top_up(self: &Arc<Self>) {
-        loop {
-            {
-                let warm = lock(&self.warm);
-                let starting = self.warming.load(std::sync::atomic::Ordering::SeqCst);
-                if warm.len() + starting >= self.cfg.pool {
-                    return;
-                }
-                self.warming
-                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            }
-            // A warm container counts under --max-sessions like a session's.
-            let Some(slot) = self.slots.take() else {
-                self.warming
-                    .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-                return;
-            };
-            let s = Arc::clone(self);
-            std::thread::spawn(move || {
-                let i = s.draw(None);
-                match s.start_worker(i) {
-                    Ok((worker, env, kind)) => lock(&s.warm).push_back(Warm {
-                        task: i,
-                        worker,
-                        env,
-                        kind,
-                        slot,
-                    }),
-                    Err(e) => {
-                        tracing::warn!(task = %s.task(i).instance_id, "warming a worker: {e}")
-                    }
-                }
-                s.warming.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-            });
-        }
-    }
-
-    /// A place under `--max-sessions` for a new session: a free one, else one a warm worker
-    /// holds (the oldest warm worker goes).
-    pub(crate) fn free_slot(&self) -> Option<session::Slot> {
-        if let Some(slot) = self.slots.take() {
-            return Some(slot);
-        }
-        let evicted = lock(&self.warm).pop_front()?;
-        Some(evicted.slot)
-    }
-
-    /// A started worker for task `i` from the warm pool, if one is there.
-    pub(crate) fn take_warm(&self, i: Option<usize>) -> Option<Warm> {
-        let mut warm = lock(&self.warm);
-        let at = match i {
-            Some(i) => warm.iter().position(|w| w.task == i)?,
-            None => 0,
-        };
-        warm.remove(at)
     }
 
     /// Sessions active now (read without waiting on any session's work).

@@ -59,6 +59,14 @@ impl Environment for DockerEnv {
         self.image.built
     }
 
+    fn shared_base(&self) -> Result<Option<String>, SandboxError> {
+        super::tree::base_of(&self.client()?, &self.image.id)
+    }
+
+    fn tree(&self) -> Result<Option<Vec<u8>>, SandboxError> {
+        super::tree::read_tree(&self.client()?, &self.image.id).map(Some)
+    }
+
     fn worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
         self.start_worker(index, false)
     }
@@ -69,12 +77,16 @@ impl Environment for DockerEnv {
 }
 
 impl DockerEnv {
-    fn start_worker(&self, index: usize, batch: bool) -> Result<Box<dyn Worker>, SandboxError> {
-        let client = Client {
+    fn client(&self) -> Result<Client, SandboxError> {
+        Ok(Client {
             rt: runtime().map_err(other("starting a runtime"))?,
             docker: self.docker.clone(),
             turn: std::sync::Mutex::new(()),
-        };
+        })
+    }
+
+    fn start_worker(&self, index: usize, batch: bool) -> Result<Box<dyn Worker>, SandboxError> {
+        let client = self.client()?;
         let spec = ContainerSpec {
             image: self.image.tag.clone(),
             name: format!("swe-forge-{}-{}-w{index}", self.seed, self.run_id),
@@ -107,6 +119,7 @@ impl DockerEnv {
             losses: 0,
             resident_unsafe: None,
             resident_lost: false,
+            tree: None,
         };
         worker.start_agent()?;
         Ok(Box::new(worker))
@@ -133,6 +146,9 @@ struct DockerWorker {
     resident_unsafe: Option<String>,
     /// Set by a resident request whose resident died or hung without answering.
     resident_lost: bool,
+    /// The repository tree loaded into this container of a task base
+    /// ([`Worker::load_tree`]): loaded again into a replacement.
+    tree: Option<std::sync::Arc<Vec<u8>>>,
 }
 
 impl DockerWorker {
@@ -216,6 +232,9 @@ impl DockerWorker {
             .block_on(self.client.docker().kill_container(&self.id, Some(kill)));
         let _ = remove_container(&self.client, &self.id);
         self.id = start_container(&self.client, &self.spec)?;
+        if let Some(tar) = &self.tree {
+            super::tree::put_tree(&self.client, &self.id, tar)?;
+        }
         self.pending_clear = false;
         self.pending_reset = false;
         self.scratch_files = Some(HashMap::new());
@@ -447,6 +466,13 @@ impl DockerWorker {
 impl Worker for DockerWorker {
     fn losses(&self) -> u64 {
         self.losses
+    }
+
+    fn load_tree(&mut self, tar: std::sync::Arc<Vec<u8>>) -> Result<(), SandboxError> {
+        super::tree::put_tree(&self.client, &self.id, &tar)?;
+        self.tree = Some(tar);
+        self.pending_reset = false;
+        Ok(())
     }
 
     fn root(&self) -> &str {
