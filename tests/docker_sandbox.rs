@@ -313,6 +313,43 @@ fn fork_bomb_is_capped_by_the_pids_limit() {
     assert!(run_containers(&run_id).is_empty());
 }
 
+/// A container size limit (`Limits::storage_bytes`, serve's `--max-tree-mb`) is asked of the
+/// storage driver, and never keeps a worker from starting where the driver cannot hold it
+/// (fuse-overlayfs, vfs: Docker refuses `--storage-opt`, and the worker starts without it;
+/// where it holds, which depends on the backing file system, the big write may fail).
+#[test]
+fn a_storage_limit_the_driver_cannot_hold_never_stops_a_start() {
+    if !docker_or_skip("a_storage_limit_the_driver_cannot_hold_never_stops_a_start") {
+        return;
+    }
+    let driver = std::process::Command::new("docker")
+        .args(["info", "--format", "{{.Driver}}"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let (_sandbox, env) = demo_env(Limits {
+        storage_bytes: Some(64 << 20),
+        ..Limits::default()
+    });
+    // Two workers: the second starts after the first learnt what the driver takes.
+    for i in 0..2 {
+        let mut w = env.worker(i).unwrap();
+        let o = run(
+            &mut w,
+            "dd if=/dev/zero of=big bs=1M count=128 2>/dev/null; echo rc=$?; rm -f big",
+            120,
+        );
+        let out = stdout(&o);
+        if matches!(driver.as_str(), "fuse-overlayfs" | "vfs") {
+            assert!(out.contains("rc=0"), "{driver}: {out}");
+        } else {
+            assert!(out.contains("rc="), "{driver}: {out}");
+        }
+        let o = run(&mut w, "echo ok > small && cat small", 30);
+        assert_eq!(stdout(&o).trim(), "ok", "{o:?}");
+    }
+}
+
 /// One process that allocates without bound, and processes that together exceed the
 /// container's memory, are ended by the OOM killer (the cgroup is the limit, not the address
 /// space); the output says so and the kills are counted.

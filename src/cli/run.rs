@@ -67,6 +67,7 @@ pub(crate) fn run_pipeline(
         limits: Limits {
             memory_bytes: args.memory_limit << 20,
             pids: args.pids_limit,
+            storage_bytes: None,
         },
         mutators_dir: args.mutators.clone(),
         only: args.only.clone(),

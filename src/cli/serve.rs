@@ -21,7 +21,13 @@ pub(crate) fn serve(args: ServeArgs, cache: PathBuf) -> Result<i32> {
         pool: args.pool,
         sandbox: args.sandbox,
         cache,
-        limits: Limits::default(),
+        // The container's whole writable layer, where the storage driver can limit it: the
+        // repository's allowance and as much again for the rest (caches, the agent's
+        // installs); the repository's own size is checked after each step in any case.
+        limits: Limits {
+            storage_bytes: Some(args.max_tree_mb.max(1).saturating_mul(2) << 20),
+            ..Limits::default()
+        },
         token: args.token.filter(|t| !t.is_empty()),
         idle_timeout: Duration::from_secs(args.idle_timeout.max(1)),
         grade_repeats: args.grade_repeats.max(1),

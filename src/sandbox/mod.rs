@@ -40,6 +40,11 @@ pub struct Limits {
     pub memory_bytes: u64,
     /// Maximum number of processes (tasks) at once.
     pub pids: u64,
+    /// The most a worker's container may write to its own file system, where the Docker
+    /// storage driver can hold it to that (`--storage-opt size`: overlay2 on xfs with project
+    /// quotas, btrfs, zfs...); elsewhere unset in effect, and callers that need a bound check
+    /// the repository's size themselves (`serve --max-tree-mb`). `None`: no limit.
+    pub storage_bytes: Option<u64>,
 }
 
 impl Default for Limits {
@@ -47,6 +52,7 @@ impl Default for Limits {
         Limits {
             memory_bytes: 4 << 30,
             pids: 512,
+            storage_bytes: None,
         }
     }
 }

@@ -43,6 +43,12 @@ pub(super) fn create_gate() -> &'static std::sync::RwLock<bool> {
     &GATE
 }
 
+/// Whether the daemon's storage driver takes `--storage-opt size` (until it refused it once).
+fn storage_opt_supported() -> &'static std::sync::atomic::AtomicBool {
+    static SUPPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+    &SUPPORTED
+}
+
 pub(super) fn start_container(
     client: &Client,
     spec: &ContainerSpec,
@@ -81,6 +87,13 @@ pub(super) fn start_container(
         ])),
         ..Default::default()
     };
+    let mut host_config = host_config;
+    if let Some(bytes) = spec.limits.storage_bytes {
+        if storage_opt_supported().load(std::sync::atomic::Ordering::Relaxed) {
+            host_config.storage_opt =
+                Some(HashMap::from([("size".to_string(), bytes.to_string())]));
+        }
+    }
     let body = ContainerCreateBody {
         image: Some(spec.image.clone()),
         cmd: Some(vec!["sleep".into(), "infinity".into()]),
@@ -101,6 +114,27 @@ pub(super) fn start_container(
                 status_code: 409, ..
             }) => {
                 // A container of an earlier incarnation of this worker (same run, same index).
+                let _ = remove_container(client, &spec.name);
+                client.block_on(docker.create_container(Some(opts), body))
+            }
+            Err(e)
+                if body
+                    .host_config
+                    .as_ref()
+                    .is_some_and(|h| h.storage_opt.is_some())
+                    && e.to_string().contains("storage-opt") =>
+            {
+                // This storage driver cannot limit a container's size (fuse-overlayfs,
+                // overlay2 off xfs): said once, then no container asks again.
+                storage_opt_supported().store(false, std::sync::atomic::Ordering::Relaxed);
+                tracing::info!(
+                    "the Docker storage driver cannot limit a container's size ({e}); sizes are \
+                     checked after each step instead"
+                );
+                let mut body = body;
+                if let Some(h) = body.host_config.as_mut() {
+                    h.storage_opt = None;
+                }
                 let _ = remove_container(client, &spec.name);
                 client.block_on(docker.create_container(Some(opts), body))
             }
