@@ -122,6 +122,7 @@ impl Fingerprint {
             },
         );
         f.set("--no-synthesis", !cfg.synthesize);
+        f.set("--deep-synthesis", cfg.synthesize && cfg.deep_synthesis);
         f.set("--visible-tests", cfg.visible_tests);
         f
     }
@@ -212,6 +213,7 @@ mod tests {
             candidates_file: None,
             progress: false,
             synthesize: true,
+            deep_synthesis: false,
             synthesis_budget: None,
             tracer_budget: 1.0,
             issue_llm: None,

@@ -553,6 +553,13 @@ pub(crate) struct RunArgs {
     /// (synthesis status `over-budget`, counted in the summary's `synthesis`). 0: no limit.
     #[arg(long, value_name = "SECONDS", default_value_t = swe_forge::pipeline::SYNTHESIS_BUDGET_S)]
     pub(crate) synthesis_budget: u64,
+    /// For a survivor whose recorded reaching calls all behave the same on both versions, go
+    /// on searching for a distinguishing input (Hypothesis, then CrossHair: up to about 20 s
+    /// each) instead of rejecting it as `likely-equivalent` after the replay. Finds a few
+    /// more tasks at several times the synthesis time (BENCHMARKS.md, "Synthesis that gives
+    /// up early").
+    #[arg(long)]
+    pub(crate) deep_synthesis: bool,
     /// The most the clean-suite tracer may cost per seed, in plain suites by wall: its
     /// top-up runs stop short of it (the whole-suite run is always made).
     #[arg(long, value_name = "FACTOR", default_value_t = swe_forge::pipeline::TRACE_FACTOR)]

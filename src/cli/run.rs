@@ -74,6 +74,7 @@ pub(crate) fn run_pipeline(
         candidates_file: candidates,
         progress: !args.json && !quiet,
         synthesize: !args.no_synthesis,
+        deep_synthesis: args.deep_synthesis,
         tracer_budget: args.tracer_budget,
         synthesis_budget: (args.synthesis_budget > 0)
             .then(|| std::time::Duration::from_secs(args.synthesis_budget)),

@@ -82,6 +82,11 @@ pub struct RunConfig {
     pub progress: bool,
     /// Synthesize tests for survivors (Python).
     pub synthesize: bool,
+    /// Search for distinguishing inputs (Hypothesis, then CrossHair) even for a survivor
+    /// whose recorded reaching calls all behave the same on both versions
+    /// (`--deep-synthesis`); by default such a survivor is given up as likely equivalent
+    /// after the replay.
+    pub deep_synthesis: bool,
     /// Wall seconds synthesis may spend per seed (`None`: no limit); survivors past it keep
     /// their verdict, with synthesis status `over-budget`.
     pub synthesis_budget: Option<Duration>,

@@ -261,6 +261,7 @@ pub(super) fn run_seed(
         graded_trees: crate::verify::GradedTrees::default(),
         scope: cfg.verify.scope,
         synth_budget: cfg.synthesis_budget,
+        deep_synthesis: cfg.deep_synthesis,
         tracer_budget: cfg.tracer_budget,
         synth_spent: Mutex::new(SynthesisSummary {
             budget_s: cfg.synthesis_budget.map(|d| d.as_secs_f64()),
@@ -376,6 +377,8 @@ pub(super) struct SeedContext<'a> {
     pub(super) scope: crate::grading::Scope,
     /// `--synthesis-budget`: seconds synthesis may spend on this seed; what it spent.
     pub(super) synth_budget: Option<Duration>,
+    /// See [`super::RunConfig::deep_synthesis`].
+    pub(super) deep_synthesis: bool,
     /// `RunConfig::tracer_budget`.
     pub(super) tracer_budget: f64,
     pub(super) synth_spent: Mutex<SynthesisSummary>,

@@ -260,7 +260,7 @@ pub(super) fn synthesize(
         return outcome;
     }
     let trace = &trace;
-    let search = match synth::search(worker, setup, trace, cand, timeout) {
+    let search = match synth::search(worker, setup, trace, cand, timeout, ctx.deep_synthesis) {
         Ok(s) => s,
         Err(e) => {
             let _ = worker.reset();
@@ -295,12 +295,25 @@ pub(super) fn synthesize(
             crate::verdict::Reason::LikelyEquivalent,
             format!(
                 "no input tells the versions apart: {} of {} recorded calls reaching `{}` replayed \
-                 (through {} function(s)); Hypothesis searched {} function(s) of its module{}{}",
+                 (through {} function(s)); {}{}{}",
                 search.replayed,
                 search.reaching,
                 cand.function,
                 search.entry_functions,
-                search.searched,
+                if search.gave_up {
+                    format!(
+                        "Hypothesis searched {} function(s) of its module for {} s and CrossHair \
+                         was not run (`--deep-synthesis` searches for {} s, then with CrossHair)",
+                        search.searched,
+                        synth::QUICK_SEARCH_SECONDS,
+                        synth::SEARCH_SECONDS
+                    )
+                } else {
+                    format!(
+                        "Hypothesis searched {} function(s) of its module",
+                        search.searched
+                    )
+                },
                 search
                     .search_error
                     .as_deref()

@@ -47,6 +47,9 @@ use trace::is_public;
 pub const CROSSHAIR_SECONDS: u64 = 6;
 /// Seconds the Hypothesis search may spend per survivor.
 pub const SEARCH_SECONDS: u64 = 12;
+/// Seconds it may spend on a survivor whose recorded reaching calls told nothing apart
+/// (without `--deep-synthesis`, which gives it [`SEARCH_SECONDS`] and then CrossHair).
+pub const QUICK_SEARCH_SECONDS: u64 = 2;
 /// At most this many recorded calls are replayed per survivor.
 pub const MAX_REPLAYED: usize = 200;
 /// At most this many asserts in one synthesized file.
@@ -94,6 +97,10 @@ pub struct Search {
     /// What CrossHair said, when it ran (after Hypothesis found nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symbolic: Option<Symbolic>,
+    /// The replayed calls told nothing apart, nor did a short Hypothesis search, and the
+    /// longer searches were not made (no `--deep-synthesis`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gave_up: bool,
 }
 
 /// What synthesis did for one survivor, kept with its outcome.
@@ -139,12 +146,17 @@ impl SynthRecord {
 
 /// Replay the calls that reach `cand`'s function on the clean and the buggy code; keep the
 /// inputs whose outcomes differ (at most [`MAX_ASSERTS`], distinct entry functions first).
+/// When none does, scenarios are tried; past them, only with `deep` (or when no recorded call
+/// reaches the function at all) are inputs searched for with Hypothesis and CrossHair: inputs
+/// the suite itself makes that reach the mutated code and behave the same on both versions
+/// are the cheap evidence of equivalence the search is rarely worth its time against.
 pub fn search(
     worker: &mut dyn Worker,
     setup: &SynthSetup,
     trace: &Trace,
     cand: &Candidate,
     timeout: Duration,
+    deep: bool,
 ) -> Result<Search, SynthError> {
     let (reaching, calls) = reaching_calls(trace, cand, MAX_REPLAYED);
     let entry_functions = calls
@@ -160,11 +172,20 @@ pub fn search(
         searched: 0,
         search_error: None,
         symbolic: None,
+        gave_up: false,
     };
     if calls.is_empty() {
         scenarios(worker, setup, trace, cand, timeout, &mut search)?;
         if search.found.is_empty() {
-            generated(worker, setup, trace, cand, timeout, &mut search)?;
+            generated(
+                worker,
+                setup,
+                trace,
+                cand,
+                timeout,
+                SEARCH_SECONDS,
+                &mut search,
+            )?;
         }
         if search.found.is_empty() {
             symbolic(worker, setup, trace, cand, timeout, &mut search)?;
@@ -205,7 +226,19 @@ pub fn search(
         search.found.truncate(MAX_ASSERTS);
     }
     if search.found.is_empty() {
-        generated(worker, setup, trace, cand, timeout, &mut search)?;
+        // Recorded calls reach the function and tell nothing apart: a short search finds the
+        // boundary inputs the suite never tried (Hypothesis finds them in its first examples,
+        // if at all); without `deep`, a survivor it finds nothing for is given up then.
+        let seconds = if deep {
+            SEARCH_SECONDS
+        } else {
+            QUICK_SEARCH_SECONDS
+        };
+        generated(worker, setup, trace, cand, timeout, seconds, &mut search)?;
+        if search.found.is_empty() && !deep {
+            search.gave_up = true;
+            return Ok(search);
+        }
     }
     if search.found.is_empty() {
         symbolic(worker, setup, trace, cand, timeout, &mut search)?;

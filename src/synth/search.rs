@@ -161,6 +161,7 @@ pub(super) fn generated(
     trace: &Trace,
     cand: &Candidate,
     timeout: Duration,
+    seconds: u64,
     search: &mut Search,
 ) -> Result<(), SynthError> {
     let (templates, functions) = search_templates(trace, setup, cand);
@@ -176,7 +177,7 @@ pub(super) fn generated(
             "args": if c.args.is_empty() { None } else { Some(&c.args) },
         })).collect::<Vec<_>>(),
         "neighbour_args": neighbour_args(trace, &cand.file),
-        "seconds": SEARCH_SECONDS,
+        "seconds": seconds,
         "max_examples": 1000,
     });
     let Some(bytes) = run_search(worker, setup, cand, request, timeout, search)? else {

@@ -171,6 +171,7 @@ pub fn generate_single(
             candidates_file: None,
             progress: false,
             synthesize: true,
+            deep_synthesis: false,
             tracer_budget: crate::pipeline::TRACE_FACTOR,
             synthesis_budget: Some(Duration::from_secs(crate::pipeline::SYNTHESIS_BUDGET_S)),
             issue_llm: None,
