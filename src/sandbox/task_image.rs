@@ -29,16 +29,26 @@ pub struct TaskImagesSummary {
     pub layer_bytes_max: Option<u64>,
 }
 
+/// What a task image holds beyond its inputs, changed when that changes so that older images
+/// are not taken for current ones: `2` carries the task-base label ([`labels`]).
+const TASK_IMAGE_FORMAT: &str = "2";
+
 /// `<repository image name>-task:<16 hex>`: the hash of the template, the strip script, the
-/// repository image and the start state, so that the same start state on the same image is
-/// built once.
+/// repository image, the start state and [`TASK_IMAGE_FORMAT`], so that the same start state on
+/// the same image is built once.
 pub fn tag(repo_image: &str, base_commit: &str) -> String {
     let name = match repo_image.rsplit_once(':') {
         Some((n, t)) if !t.contains('/') => n,
         _ => repo_image,
     };
     let mut h = blake3::Hasher::new();
-    for part in [TASK_TEMPLATE, STRIP_SCRIPT, repo_image, base_commit] {
+    for part in [
+        TASK_TEMPLATE,
+        STRIP_SCRIPT,
+        repo_image,
+        base_commit,
+        TASK_IMAGE_FORMAT,
+    ] {
         h.update(part.as_bytes());
         h.update(b"\0");
     }
