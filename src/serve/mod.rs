@@ -23,7 +23,7 @@ pub mod warm;
 
 use crate::curriculum::{Curriculum, CurriculumConfig};
 use crate::replay::Environments;
-use crate::sandbox::{Environment, Limits, SandboxChoice, SandboxKind, Worker};
+use crate::sandbox::{Environment, Limits, SandboxChoice, SandboxKind};
 use crate::task::Task;
 use rand::SeedableRng;
 use session::{Session, SessionStore, Status};
@@ -370,10 +370,7 @@ impl Server {
     }
 
     /// A new worker of task `i`'s environment, in the task's start state.
-    pub(crate) fn start_worker(
-        &self,
-        i: usize,
-    ) -> Result<(Box<dyn Worker>, Arc<dyn Environment>, SandboxKind), String> {
+    pub(crate) fn start_worker(&self, i: usize) -> Result<warm::Started, String> {
         let (env, kind) = match self.environment(i) {
             Ok(found) => {
                 lock(&self.unavailable).remove(&i);

@@ -16,6 +16,9 @@ use std::sync::{Arc, Mutex};
 /// each reset that needs it.
 pub const TREE_CACHE_BYTES: usize = 1 << 30;
 
+/// A started worker, the environment it came from, and its sandbox kind.
+pub(crate) type Started = (Box<dyn Worker>, Arc<dyn Environment>, SandboxKind);
+
 /// A worker started ahead, with its environment (graders are made from it too).
 pub(crate) struct Warm {
     /// The task drawn when it was started.
@@ -80,11 +83,7 @@ impl Server {
     }
 
     /// A bare worker of the task base `base` (task `i`'s).
-    fn start_base_worker(
-        &self,
-        i: usize,
-        base: &str,
-    ) -> Result<(Box<dyn Worker>, Arc<dyn Environment>, SandboxKind), String> {
+    fn start_base_worker(&self, i: usize, base: &str) -> Result<Started, String> {
         let (env, kind) = lock(&self.envs).image_environment(base, self.task(i).seed_name())?;
         let n = self.made.fetch_add(1, Ordering::Relaxed);
         let worker = env
@@ -99,7 +98,7 @@ impl Server {
         &self,
         i: usize,
         mut worker: Box<dyn Worker>,
-    ) -> Result<(Box<dyn Worker>, Arc<dyn Environment>, SandboxKind), String> {
+    ) -> Result<Started, String> {
         let tree = self.tree_of(i)?;
         worker
             .load_tree(tree)
