@@ -11,6 +11,9 @@
     throwaway copy) into /opt/venv, then removes from the venv the installed copies of the
     repository's own files (dockerfiles/strip-installed.py: tests import the repository from
     /testbed through PYTHONPATH, and a clean copy in site-packages would hand an agent the fix);
+    last, one pytest run in an empty directory caches the assertion rewriting of the installed
+    pytest plugins' packages (rewrite_warm_up in the recipe: test runs write no bytecode, and
+    would otherwise rewrite all of Hypothesis in every process);
     the final stage copies that venv (the dependency layer),
     then the repository (the source layer, owned by the test user). Neither the CA bundle nor
     the wheelhouse nor the build tree reaches the image. The base image already has the test
@@ -26,7 +29,9 @@ COPY host/ /tmp/swe-forge/host/
 RUN ["bash", "-c", {{ (pip_env ~ "python3 -m venv /opt/venv && /opt/venv/bin/python -m pip install -q " ~ (test_tools | join(" "))) | json }}]
 COPY testbed/ /tmp/swe-forge/src/
 {% if install_command %}
-RUN ["bash", "-c", {{ (pip_env ~ "cd /tmp/swe-forge/src && export PATH=/opt/venv/bin:$PATH VIRTUAL_ENV=/opt/venv && bash -c " ~ (install_command | sh) ~ " && /opt/venv/bin/python -I -c " ~ (strip_script | sh) ~ " " ~ strip_roots) | json }}]
+RUN ["bash", "-c", {{ (pip_env ~ "cd /tmp/swe-forge/src && export PATH=/opt/venv/bin:$PATH VIRTUAL_ENV=/opt/venv && bash -c " ~ (install_command | sh) ~ " && /opt/venv/bin/python -I -c " ~ (strip_script | sh) ~ " " ~ strip_roots ~ " && " ~ rewrite_warm_up) | json }}]
+{% else %}
+RUN ["bash", "-c", {{ rewrite_warm_up | json }}]
 {% endif %}
 
 FROM {{ base }}
