@@ -40,8 +40,9 @@ pub const PYTHON_TEST_TOOLS: &[&str] = &[
 /// tests. Never fails the set-up.
 pub fn rewrite_warm_up(venv: &str) -> String {
     format!(
-        "(cd \"$(mktemp -d)\" && env -u PYTHONDONTWRITEBYTECODE {venv}/bin/python -m pytest \
-         --collect-only -q -p no:cacheprovider . >/dev/null 2>&1; true)"
+        "(d=$(mktemp -d) && cd \"$d\" && env -u PYTHONDONTWRITEBYTECODE {venv}/bin/python -m \
+         pytest --collect-only -q -p no:cacheprovider . >/dev/null 2>&1; cd / && rm -rf \"$d\"; \
+         true)"
     )
 }
 
