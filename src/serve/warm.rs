@@ -72,12 +72,14 @@ impl Server {
             .map_err(|e| format!("reading the task's tree: {e}"))?
             .ok_or_else(|| "the task's environment has no tree to read".to_string())?;
         let tar = Arc::new(tar);
+        // Under the map's lock: two readers of the same tree count its bytes once.
+        let mut trees = lock(&self.shared.trees);
         let held = self.shared.tree_bytes.load(Ordering::SeqCst);
-        if held + tar.len() <= TREE_CACHE_BYTES {
+        if held + tar.len() <= TREE_CACHE_BYTES && !trees.contains_key(&i) {
             self.shared
                 .tree_bytes
                 .fetch_add(tar.len(), Ordering::SeqCst);
-            lock(&self.shared.trees).insert(i, Arc::clone(&tar));
+            trees.insert(i, Arc::clone(&tar));
         }
         Ok(tar)
     }
