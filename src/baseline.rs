@@ -353,13 +353,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_run_of_a_few_tests_gets_limits_from_their_own_times() {
-        use TestStatus::*;
-        // Each repeat: 100 tests of 0.1 s in a suite of 20 s wall and 10 s CPU.
-        let ids: Vec<String> = (0..100).map(|i| format!("t{i}")).collect();
-        let statuses: Vec<(&str, TestStatus)> = ids.iter().map(|i| (i.as_str(), Passed)).collect();
-        let runs = vec![run("b1", &statuses, 20.0), run("b2", &statuses, 20.0)];
+    /// The baseline of two repeats of `n` passing tests of `test_s` each, in a suite of
+    /// `suite_s` wall and half that in CPU; and the tests' ids.
+    fn passing_baseline(n: usize, test_s: f64, suite_s: f64) -> (Baseline, Vec<String>) {
+        let ids: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
+        let statuses: Vec<(&str, TestStatus)> = ids
+            .iter()
+            .map(|i| (i.as_str(), TestStatus::Passed))
+            .collect();
+        let mut runs = vec![run("b1", &statuses, suite_s), run("b2", &statuses, suite_s)];
+        for r in &mut runs {
+            for t in r.results.values_mut() {
+                t.duration_s = test_s;
+            }
+        }
         let b = classify(
             runs,
             run("coverage", &[], 1.0),
@@ -367,6 +374,13 @@ mod tests {
             &BaselineConfig::default(),
         )
         .unwrap();
+        (b, ids)
+    }
+
+    #[test]
+    fn a_run_of_a_few_tests_gets_limits_from_their_own_times() {
+        // Each repeat: 100 tests of 0.1 s in a suite of 20 s wall and 10 s CPU.
+        let (b, ids) = passing_baseline(100, 0.1, 20.0);
         let whole = b.budget();
         let two = b.budget_for(&ids[..2], Duration::from_secs(10));
         // CPU: the suite's fixed cost (10 s less 10 s of tests: none), 3 x 0.2 s, 1 s.
@@ -396,24 +410,9 @@ mod tests {
 
     #[test]
     fn many_fast_tests_may_all_fail_within_their_limits() {
-        use TestStatus::*;
-        // 3,000 tests of a tenth of a millisecond in a suite of 8 s wall and 4 s CPU: nearly all of it
-        // is per-test bookkeeping, which a failing test's traceback doubles.
-        let ids: Vec<String> = (0..3000).map(|i| format!("t{i}")).collect();
-        let statuses: Vec<(&str, TestStatus)> = ids.iter().map(|i| (i.as_str(), Passed)).collect();
-        let mut runs = vec![run("b1", &statuses, 8.0), run("b2", &statuses, 8.0)];
-        for r in &mut runs {
-            for t in r.results.values_mut() {
-                t.duration_s = 0.0001;
-            }
-        }
-        let b = classify(
-            runs,
-            run("coverage", &[], 1.0),
-            CoverageMap::default(),
-            &BaselineConfig::default(),
-        )
-        .unwrap();
+        // 3,000 tests of a tenth of a millisecond in a suite of 8 s wall and 4 s CPU: nearly
+        // all of it is per-test bookkeeping, which a failing test's traceback doubles.
+        let (b, ids) = passing_baseline(3000, 0.0001, 8.0);
         let all = b.budget_for(&ids, Duration::from_secs(10));
         let cpu = all.cpu.unwrap().as_secs_f64();
         assert!(cpu >= 2.0 * 4.0, "{all:?}");
