@@ -183,3 +183,118 @@ mod tests {
         assert_eq!(pytest_args("python -m pytest; rm -rf /"), None);
     }
 }
+
+#[cfg(test)]
+mod code_cache_tests {
+    use super::PROGRAM;
+    use std::io::{BufRead, BufReader, Write};
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+
+    /// A stand-in for pytest on the path, outside the repository: `pytest.main` imports the
+    /// repository's module `m`, calls pytest's `_rewrite_test` on `t.py` as pytest's import
+    /// hook does, and prints what `m.f()` and the rewritten `t.g()` give, and how many times
+    /// the repository's sources were compiled and rewritten in this child.
+    fn fake_pytest(dir: &Path) {
+        let w = |rel: &str, text: &str| {
+            let p = dir.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        w("_pytest/__init__.py", "");
+        w("_pytest/config.py", "default_plugins = []\n");
+        w("_pytest/assertion/__init__.py", "");
+        w(
+            "_pytest/assertion/rewrite.py",
+            r#"
+import os
+REWRITES = [0]
+_compile = compile
+class AssertionRewritingHook:
+    def _warn_already_imported(self, name):
+        pass
+def _rewrite_test(fn, config):
+    REWRITES[0] += 1
+    data = open(fn, "rb").read()
+    return b"hash", _compile(data, str(fn), "exec", dont_inherit=True)
+"#,
+        );
+        w(
+            "pytest/__init__.py",
+            r#"
+import builtins, os, sys, types
+from pathlib import Path
+def main(args, plugins=()):
+    from _pytest.assertion import rewrite
+    compiled = [0]
+    real = builtins.compile
+    def counting(source, filename, *a, **k):
+        if str(filename).startswith(os.getcwd()):
+            compiled[0] += 1
+        return real(source, filename, *a, **k)
+    builtins.compile = counting
+    import m
+    t = types.ModuleType("t")
+    _, co = rewrite._rewrite_test(Path(os.getcwd()) / "t.py", None)
+    exec(co, t.__dict__)
+    print(m.f(), t.g(), compiled[0], rewrite.REWRITES[0])
+    return 0
+"#,
+        );
+    }
+
+    #[test]
+    fn children_share_compiled_code_by_content_never_by_time_or_size() {
+        if Command::new("python3").arg("-V").output().is_err() {
+            eprintln!("notice: no python3, skipped");
+            return;
+        }
+        let tools = tempfile::tempdir().unwrap();
+        fake_pytest(tools.path());
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path().canonicalize().unwrap();
+        let mut child = Command::new("python3")
+            .args(["-c", PROGRAM])
+            .current_dir(&root)
+            .env("PYTHONPATH", tools.path())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        let mut output = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        writeln!(input, r#"{{"warm": [], "probe": null}}"#).unwrap();
+        output.read_line(&mut line).unwrap();
+        assert!(line.contains("\"ready\": true"), "{line}");
+        let out = root.join("out.txt");
+        let mut run = |m: &str, t: &str| -> String {
+            // The same sizes each time, rewritten within the same second.
+            std::fs::write(root.join("m.py"), m).unwrap();
+            std::fs::write(root.join("t.py"), t).unwrap();
+            let req = serde_json::json!({
+                "args": [], "timeout": 30, "cpu": null,
+                "stdout": out, "stderr": root.join("err.txt"), "times": root.join("times.txt"),
+                "as": null, "nproc": null, "procs": null, "imports": null,
+            });
+            writeln!(input, "{req}").unwrap();
+            line.clear();
+            output.read_line(&mut line).unwrap();
+            assert!(line.contains("\"rc\": 0"), "{line}");
+            std::fs::read_to_string(&out).unwrap().trim().to_string()
+        };
+        let plus = "def f(): return 2 + 1\n";
+        let minus = "def f(): return 2 - 1\n";
+        let t3 = "def g(): return 3\n";
+        let t4 = "def g(): return 4\n";
+        // value of m.f(), of t.g(), sources compiled, tests rewritten: the first child
+        // compiles both; a change of the same size is compiled again; bytes seen before are not.
+        assert_eq!(run(plus, t3), "3 3 1 1");
+        assert_eq!(run(minus, t4), "1 4 1 1");
+        assert_eq!(run(plus, t3), "3 3 0 0");
+        assert_eq!(run(minus, t3), "1 3 0 0");
+        drop(input);
+        child.wait().unwrap();
+    }
+}
