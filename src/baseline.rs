@@ -86,6 +86,14 @@ pub struct Baseline {
     /// baselines stored before it was kept (their grading commands' files are then sorted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suite_order: Vec<String>,
+    /// Where the runner can tell ([`Run::indirect`], in every repeat): the tests that could
+    /// depend on code they do not run in their own process under the tracer (they start
+    /// processes, read the repository's Python files, or set a tracer), with how. Code no test
+    /// executes can only change the outcome of these, so they alone screen it. `None`: the
+    /// runner cannot tell (or the baseline was stored before it was kept), and every stable
+    /// test screens such code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indirect: Option<BTreeMap<String, String>>,
 }
 
 impl Baseline {
@@ -299,6 +307,22 @@ pub fn classify(
         .first()
         .map(|r| r.file_order.clone())
         .unwrap_or_default();
+    let indirect = if runs.is_empty() {
+        None
+    } else {
+        runs.iter()
+            .map(|r| r.indirect.as_ref())
+            .collect::<Option<Vec<_>>>()
+            .map(|maps| {
+                let mut all: BTreeMap<String, String> = BTreeMap::new();
+                for m in maps {
+                    for (t, how) in m {
+                        all.entry(t.clone()).or_insert_with(|| how.clone());
+                    }
+                }
+                all
+            })
+    };
     Ok(Baseline {
         runs,
         coverage_run,
@@ -313,6 +337,7 @@ pub fn classify(
         coverage,
         coverage_unavailable: None,
         suite_order,
+        indirect,
     })
 }
 
@@ -350,6 +375,7 @@ mod tests {
             collection_errors: Default::default(),
             nondeterministic: Default::default(),
             file_order: Vec::new(),
+            indirect: None,
         }
     }
 
@@ -417,6 +443,49 @@ mod tests {
         let cpu = all.cpu.unwrap().as_secs_f64();
         assert!(cpu >= 2.0 * 4.0, "{all:?}");
         assert!(all.cpu <= b.budget().cpu);
+    }
+
+    #[test]
+    fn tests_that_reach_code_indirectly_are_those_of_any_repeat_where_every_repeat_tells() {
+        use TestStatus::*;
+        let statuses = [("a", Passed), ("b", Passed), ("c", Passed)];
+        let with = |label: &str, pairs: &[(&str, &str)]| {
+            let mut r = run(label, &statuses, 1.0);
+            r.indirect = Some(
+                pairs
+                    .iter()
+                    .map(|(t, how)| (t.to_string(), how.to_string()))
+                    .collect(),
+            );
+            r
+        };
+        let classify_runs = |runs: Vec<Run>| {
+            classify(
+                runs,
+                run("coverage", &[], 1.0),
+                CoverageMap::default(),
+                &BaselineConfig::default(),
+            )
+            .unwrap()
+        };
+        let b = classify_runs(vec![
+            with("b1", &[("a", "process")]),
+            with("b2", &[("b", "source")]),
+        ]);
+        let got: Vec<(String, String)> = b.indirect.clone().unwrap().into_iter().collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a".to_string(), "process".to_string()),
+                ("b".to_string(), "source".to_string())
+            ]
+        );
+        // A repeat whose runner could not tell: nobody knows, so every test screens.
+        let b = classify_runs(vec![with("b1", &[]), run("b2", &statuses, 1.0)]);
+        assert_eq!(b.indirect, None);
+        // Stored without it (an earlier version): none.
+        let json = serde_json::to_value(&b).unwrap();
+        assert!(json.get("indirect").is_none(), "{json}");
     }
 
     #[test]

@@ -324,6 +324,7 @@ mod tests {
             collection_errors: BTreeMap::new(),
             nondeterministic: BTreeMap::new(),
             file_order: Vec::new(),
+            indirect: None,
         }
     }
 

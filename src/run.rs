@@ -105,6 +105,12 @@ pub struct Run {
     /// the baseline keeps the whole suite's order ([`crate::baseline::Baseline::suite_order`]).
     #[serde(skip)]
     pub file_order: Vec<String>,
+    /// Where the runner can tell (pytest, through swe-forge's probe plugin): the tests that
+    /// could depend on code they did not run in their own process under the tracer, with how
+    /// (`process`: started another process; `source`: read a Python file of the repository;
+    /// `trace`: set a tracer). `None`: the runner cannot tell.
+    #[serde(skip)]
+    pub indirect: Option<BTreeMap<String, String>>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -155,6 +161,7 @@ impl Run {
             collection_errors: BTreeMap::new(),
             nondeterministic: BTreeMap::new(),
             file_order: Vec::new(),
+            indirect: None,
         }
     }
 
@@ -312,6 +319,7 @@ mod tests {
             collection_errors: BTreeMap::new(),
             nondeterministic: BTreeMap::new(),
             file_order: Vec::new(),
+            indirect: None,
         }
     }
 

@@ -298,18 +298,31 @@ fn verify_inner(
     out.covering = covering.clone();
     // Coverage is collected in the test process: code a test runs in another process (a
     // command line started with `python -m`, a subprocess, a worker pool) is covered by no
-    // test, yet the test may well kill its mutants. A candidate no test covers is therefore
-    // screened with the whole suite; one the whole suite does not kill stays `not-covered`.
+    // test, yet the test may well kill its mutants; so may a test that reads the source as
+    // text, or one that set its own tracer while the code ran. A candidate no test covers is
+    // therefore screened with the stable tests that do such things, where the runner tells
+    // which ([`Baseline::indirect`]), else with the whole suite; one they do not kill stays
+    // `not-covered`.
     let uncovered = covering.is_empty();
-    let screened: Vec<String> = if uncovered {
-        baseline.stable_pass.iter().cloned().collect()
-    } else {
-        covering.clone()
+    let screened: Vec<String> = match (&baseline.indirect, uncovered) {
+        (_, false) => covering.clone(),
+        (Some(indirect), true) => baseline
+            .stable_pass
+            .iter()
+            .filter(|t| indirect.contains_key(*t))
+            .cloned()
+            .collect(),
+        (None, true) => baseline.stable_pass.iter().cloned().collect(),
     };
     if screened.is_empty() {
         return Ok(Verdict::rejected(
             Reason::NotCovered,
-            "no stable test executes the mutated lines",
+            if baseline.indirect.is_some() && !baseline.stable_pass.is_empty() {
+                "no stable test executes the mutated lines, and none starts another process, \
+                 reads the repository's Python files or sets a tracer"
+            } else {
+                "no stable test executes the mutated lines"
+            },
         ));
     }
 
@@ -342,11 +355,20 @@ fn verify_inner(
         if uncovered {
             return Ok(Verdict::rejected(
                 Reason::NotCovered,
-                format!(
-                    "no stable test executes the mutated lines in the test process, and all \
-                     {} stable tests pass with the bug",
-                    screened.len()
-                ),
+                if baseline.indirect.is_some() {
+                    format!(
+                        "no stable test executes the mutated lines in the test process, and \
+                         the {} stable tests that start processes, read the repository's Python \
+                         files or set a tracer pass with the bug",
+                        screened.len()
+                    )
+                } else {
+                    format!(
+                        "no stable test executes the mutated lines in the test process, and \
+                         all {} stable tests pass with the bug",
+                        screened.len()
+                    )
+                },
             ));
         }
         return Ok(Verdict::rejected(

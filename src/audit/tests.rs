@@ -100,6 +100,7 @@ fn run(statuses: &[(&str, TestStatus)]) -> Run {
         collection_errors: Default::default(),
         nondeterministic: Default::default(),
         file_order: Vec::new(),
+        indirect: None,
     }
 }
 

@@ -16,6 +16,9 @@ pub struct Case {
     /// swe-forge's probe plugin (`probe.py`): what unseeded randomness the test drew on
     /// (`random`, `random-instance`), from the case's `swe_forge_nondeterministic` property.
     pub nondeterministic: Option<String>,
+    /// swe-forge's probe plugin: how the test could depend on code it did not run under the
+    /// tracer (`process`, `source`, `trace`), from the case's `swe_forge_indirect` property.
+    pub indirect: Option<String>,
 }
 
 /// Parse a JUnit XML document into its test cases, in document order.
@@ -58,14 +61,19 @@ pub fn parse_cases(xml: &str) -> Result<Vec<Case>, String> {
                         message: None,
                     },
                     nondeterministic: None,
+                    indirect: None,
                 });
             }
             Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"property" => {
                 let attrs = attributes(&e)?;
-                if let (Some(case), Some("swe_forge_nondeterministic")) =
-                    (current.as_mut(), attrs.get("name").map(String::as_str))
-                {
-                    case.nondeterministic = attrs.get("value").cloned();
+                match (current.as_mut(), attrs.get("name").map(String::as_str)) {
+                    (Some(case), Some("swe_forge_nondeterministic")) => {
+                        case.nondeterministic = attrs.get("value").cloned();
+                    }
+                    (Some(case), Some("swe_forge_indirect")) => {
+                        case.indirect = attrs.get("value").cloned();
+                    }
+                    _ => {}
                 }
             }
             Event::Start(e) | Event::Empty(e) => {

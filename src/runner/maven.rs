@@ -483,6 +483,7 @@ status=$?
             collection_errors: Default::default(),
             nondeterministic: Default::default(),
             file_order: Vec::new(),
+            indirect: None,
         };
         run.relativize(worker.root());
         Ok(run)

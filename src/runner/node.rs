@@ -304,6 +304,7 @@ pub(crate) fn finish(
         collection_errors,
         nondeterministic: Default::default(),
         file_order: Vec::new(),
+        indirect: None,
     };
     run.relativize(&root);
     Ok(run)
@@ -327,6 +328,7 @@ pub(crate) fn empty_run(label: &str) -> Run {
         collection_errors: BTreeMap::new(),
         nondeterministic: BTreeMap::new(),
         file_order: Vec::new(),
+        indirect: None,
     }
 }
 

@@ -10,6 +10,13 @@
 #     `random.SystemRandom()` seeded by the OS.
 # A test that fails with the bug for such a reason may pass the next time (a cache that
 # evicts with `random.choice`): swe-forge does not grade a task by it.
+# It also notes, as the property `swe_forge_indirect`, a test that could depend on code it
+# does not run in its own process under the tracer: it started another process (`process`:
+# subprocess, fork, exec, spawn, system), read a Python file of the repository as data
+# (`source`: `inspect.getsource`, `linecache`, a plain `open`), or set a tracer or profiler
+# (`trace`: the coverage tracer may have missed lines while it ran). Per-test coverage cannot
+# see what such a test depends on; every other test depends only on the lines it ran. Seen
+# through an audit hook (Python >= 3.8), from the test's setup to its teardown.
 import os
 import random
 import sys
@@ -73,6 +80,42 @@ except Exception:  # an observer never breaks a run
     pass
 
 
+_PROCESS_EVENTS = frozenset((
+    "subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn",
+    "os.system", "os.startfile", "pty.spawn",
+))
+_TRACE_EVENTS = frozenset(("sys.settrace", "sys.setprofile"))
+_indirect = {"what": None}
+
+
+def _audit(event, args):
+    if not _state["active"] or _indirect["what"] == "process":
+        return
+    try:
+        if event in _PROCESS_EVENTS:
+            _indirect["what"] = "process"
+        elif event in _TRACE_EVENTS:
+            _indirect["what"] = "trace"
+        elif event == "open" and _indirect["what"] is None and args:
+            path = args[0]
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            mode = args[1] if len(args) > 1 else "r"
+            if (isinstance(path, str) and path.endswith(".py")
+                    and (mode is None or "r" in str(mode))):
+                real = os.path.realpath(path)
+                if real.startswith(_ROOT + os.sep) and "site-packages" not in real:
+                    _indirect["what"] = "source"
+    except Exception:  # an observer never breaks a run
+        pass
+
+
+try:
+    sys.addaudithook(_audit)
+except Exception:
+    pass
+
+
 def pytest_runtest_logstart(nodeid, location):
     try:
         _state["start"] = random._inst.getstate()
@@ -80,6 +123,7 @@ def pytest_runtest_logstart(nodeid, location):
         _state["start"] = None
     _state["seeded"] = False
     _state["instance"] = False
+    _indirect["what"] = None
     _state["active"] = True
 
 
@@ -116,4 +160,6 @@ def pytest_runtest_makereport(item, call):
         what = None
     if what is not None:
         item.user_properties.append(("swe_forge_nondeterministic", what))
+    if _indirect["what"] is not None:
+        item.user_properties.append(("swe_forge_indirect", _indirect["what"]))
     return None

@@ -302,12 +302,15 @@ impl Pytest {
         } = super::ending(worker, &mut out, budget, self.log_dir.as_deref())?;
         let mut collection_errors = std::collections::BTreeMap::new();
         let mut nondeterministic = std::collections::BTreeMap::new();
+        let mut indirect = std::collections::BTreeMap::new();
+        let mut reported = false;
         let mut file_order: Vec<String> = Vec::new();
         let mut results = match worker.read_scratch(REPORT)? {
             Some(bytes) => {
                 let xml = String::from_utf8_lossy(&bytes);
                 match junit_xml::parse_cases(&xml) {
-                    Ok(cases) => junit_xml::into_results(
+                    Ok(cases) => junit_xml::into_results({
+                        reported = true;
                         cases
                             .into_iter()
                             .filter(|c| match collection_failure(c) {
@@ -328,10 +331,13 @@ impl Pytest {
                                 if let Some(what) = c.nondeterministic {
                                     nondeterministic.insert(id.clone(), what);
                                 }
+                                if let Some(how) = c.indirect {
+                                    indirect.insert(id.clone(), how);
+                                }
                                 (id, c.result)
                             })
-                            .collect(),
-                    ),
+                            .collect()
+                    }),
                     Err(e) => {
                         anomaly = Some(format!("unreadable report: {e}"));
                         Default::default()
@@ -418,6 +424,7 @@ impl Pytest {
             collection_errors,
             nondeterministic,
             file_order,
+            indirect: reported.then_some(indirect),
         };
         run.relativize(worker.root());
         Ok(run)

@@ -146,6 +146,7 @@ fn compile_errors_are_recognised_from_a_run() {
         collection_errors: Default::default(),
         nondeterministic: Default::default(),
         file_order: Vec::new(),
+        indirect: None,
     };
     assert!(is_compile_error(&run));
     let other = Run {
