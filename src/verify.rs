@@ -1,7 +1,9 @@
 //! Screening and triple verification of one candidate → a [`Verdict`] with its evidence.
 //!
 //! Screening runs the stable tests that execute the mutated lines, once: a candidate none of
-//! them fails is a survivor. A killed candidate gets its grading command ([`crate::grading`]):
+//! them fails is a survivor. Where the grading command would name exactly those tests (the
+//! default scope), the screen is that command, and a kill's screen is check 2's first repeat
+//! (its run is labelled `buggy#1`). A killed candidate gets its grading command ([`crate::grading`]):
 //! the files of those tests (and of the tests that failed in screening), whole, in the order
 //! the suite runs them (by [`crate::grading::Scope`]: those tests by name, their files, or every
 //! file of the suite). Then, each check that
@@ -327,17 +329,40 @@ fn verify_inner(
     }
 
     // Screening: only the covering tests (every stable test when none covers), once, under
-    // limits from their own baseline times; a covered candidate's screen stops at its first
-    // kill (checks 2 and 3 observe every test of the grading command after it).
+    // limits from their own baseline times. Where the grading command of a covered candidate
+    // names exactly its covering tests (`--grading-scope tests`, the default), the screen is
+    // that command: its run is check 2's first repeat (`buggy#1`), the same command on the
+    // same tree, and a kill costs no run of its own. Otherwise a covered candidate's screen
+    // stops at its first kill (checks 2 and 3 observe every test of the grading command
+    // after it).
+    let mut as_grading: Option<(Grading, Vec<String>)> = (!uncovered)
+        .then(|| {
+            let scope: BTreeSet<String> = covering.iter().cloned().collect();
+            gctx.grading_for(&scope, baseline, &[])
+        })
+        .filter(|g| !g.tests.is_empty())
+        .map(|g| {
+            let graded = gctx.graded_tests(&g, baseline, &[]);
+            (g, graded)
+        });
     worker.reset()?;
     worker.apply_patch(&cand.bug_patch)?;
-    let label = Check::Screen.run(0).label();
     let screen_budget = baseline.budget_for(&screened, cfg.min_wall);
-    let screen = if uncovered {
-        runner.run(worker, &label, Some(&screened), screen_budget)?
-    } else {
-        runner.run_to_first_failure(worker, &label, Some(&screened), screen_budget)?
+    let label = Check::Screen.run(0).label();
+    let mut screen = match &as_grading {
+        Some((g, graded)) => grading::run(runner, worker, &label, g, graded, screen_budget)?,
+        None if uncovered => runner.run(worker, &label, Some(&screened), screen_budget)?,
+        None => runner.run_to_first_failure(worker, &label, Some(&screened), screen_budget)?,
     };
+    if as_grading.is_some() && !screen.collection_errors.is_empty() {
+        // A bug that breaks a test file's import: a command that names tests in it stops
+        // before running any, so the screen runs again as a selection, which the runner
+        // completes around the files it cannot collect (and it grades by whole files).
+        as_grading = None;
+        worker.reset()?;
+        worker.apply_patch(&cand.bug_patch)?;
+        screen = runner.run_to_first_failure(worker, &label, Some(&screened), screen_budget)?;
+    }
     let screen_failures: BTreeSet<String> = screen.failures().into_iter().collect();
     let bad = abnormal(&screen);
     out.runs.push(screen);
@@ -397,6 +422,13 @@ fn verify_inner(
         gctx.grading_in(crate::grading::Scope::Files, &scope, baseline, &[])
     };
     let graded = gctx.graded_tests(&grading, baseline, &[]);
+    // The screen ran this very command on this tree: it is check 2's first repeat.
+    let screen_is_first = as_grading
+        .as_ref()
+        .is_some_and(|(g, _)| g.key() == grading.key());
+    if screen_is_first {
+        out.runs[0].label = Check::Buggy.run(1).label();
+    }
     out.grading = Some(grading.clone());
     let repeats = cfg.repeats.max(1);
     let budget = baseline.budget_for(&graded, cfg.min_wall);
@@ -409,10 +441,14 @@ fn verify_inner(
     let mut drawn: BTreeMap<String, String> = out.runs[0].nondeterministic.clone();
     let mut failed_any: BTreeSet<String> = BTreeSet::new();
     for i in 1..=repeats {
-        worker.reset()?;
-        worker.apply_patch(&cand.bug_patch)?;
-        let label = Check::Buggy.run(i).label();
-        let run = grading::run(runner, worker, &label, &grading, &graded, budget)?;
+        let run = if i == 1 && screen_is_first {
+            out.runs[0].clone()
+        } else {
+            worker.reset()?;
+            worker.apply_patch(&cand.bug_patch)?;
+            let label = Check::Buggy.run(i).label();
+            grading::run(runner, worker, &label, &grading, &graded, budget)?
+        };
         let bad = abnormal(&run);
         let missing: Vec<String> = graded
             .iter()
@@ -428,7 +464,9 @@ fn verify_inner(
             drawn.entry(t.clone()).or_insert_with(|| what.clone());
         }
         failed_any.extend(this.iter().cloned());
-        out.runs.push(run);
+        if !(i == 1 && screen_is_first) {
+            out.runs.push(run);
+        }
         if let Some(v) = bad {
             return Ok(v);
         }

@@ -111,6 +111,7 @@ fn demo_run_yields_verified_tasks() {
 
     let python = venv_python(&cache());
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/pyshelf");
+    let mut killed_by_own_tests = 0;
     for task in &tasks {
         let f2p: Vec<String> = serde_json::from_value(task["FAIL_TO_PASS"].clone()).unwrap();
         let p2p: Vec<String> = serde_json::from_value(task["PASS_TO_PASS"].clone()).unwrap();
@@ -166,6 +167,28 @@ fn demo_run_yields_verified_tasks() {
         }
         // test_patch brings the hidden tests back (SWE-bench's test_patch).
         let test_patch = task["test_patch"].as_str().unwrap();
+        // Killed by the repository's own tests, with a grading command that names the
+        // covering tests: the screen was that command on the buggy tree, so it is check 2's
+        // first repeat: three runs with the bug in all, and no screen of its own.
+        let names_tests = task["metadata"]["grading"]["tests"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty());
+        let labels: Vec<&str> = task["metadata"]["verification"]["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["label"].as_str().unwrap())
+            .collect();
+        if names_tests && !labels.iter().any(|l| l.starts_with("synth")) {
+            killed_by_own_tests += 1;
+            assert_eq!(labels[0], "buggy#1", "{labels:?}");
+            assert!(!labels.contains(&"screen"), "{labels:?}");
+            assert_eq!(
+                labels.iter().filter(|l| l.starts_with("buggy#")).count(),
+                3,
+                "{labels:?}"
+            );
+        }
         if !test_patch.is_empty() {
             git_apply(&copy, test_patch);
         }
@@ -191,4 +214,10 @@ fn demo_run_yields_verified_tasks() {
             );
         }
     }
+    // The run's tally counts those screens as kills.
+    assert!(killed_by_own_tests > 0, "no task killed by its own tests");
+    assert!(
+        seed["killed"].as_u64().unwrap() >= killed_by_own_tests,
+        "{seed}"
+    );
 }

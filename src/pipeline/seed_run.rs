@@ -316,12 +316,12 @@ pub(super) fn run_seed(
     // Tally from the store (includes resumed decisions).
     for d in store.decided()?.iter().filter(|d| d.seed == seed.name) {
         s.decided += 1;
-        // Killed: screening saw at least one covering test fail.
-        if d.outcome
-            .runs
-            .first()
-            .is_some_and(|r| Check::Screen.labels(&r.label) && !r.failures().is_empty())
-        {
+        // Killed: screening saw at least one covering test fail (a screen that was check 2's
+        // first repeat is labelled `buggy#1`).
+        if d.outcome.runs.first().is_some_and(|r| {
+            (Check::Screen.labels(&r.label) || Check::Buggy.labels(&r.label))
+                && !r.failures().is_empty()
+        }) {
             s.killed += 1;
         }
         match d.outcome.verdict.reason() {

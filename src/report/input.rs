@@ -64,10 +64,11 @@ impl CandidateLine {
     }
 
     /// Screening saw a covering test fail: the screening run's summary counts failures or
-    /// errors. (The same rule as the pipeline's tally, from the line's run summaries.)
+    /// errors (a screen that was check 2's first repeat is labelled `buggy#1`). (The same rule
+    /// as the pipeline's tally, from the line's run summaries.)
     pub(super) fn killed(&self) -> bool {
         self.runs.first().is_some_and(|r| {
-            Check::Screen.labels(&r.label)
+            (Check::Screen.labels(&r.label) || Check::Buggy.labels(&r.label))
                 && r.summary
                     .split(['(', ','])
                     .map(str::trim)
