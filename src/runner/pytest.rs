@@ -49,13 +49,18 @@ pub struct Pytest {
 }
 
 /// pytest's options in every run swe-forge makes, and in every grading command: no cache
-/// (a run leaves nothing that changes the next), the repository root as rootdir, and a test
-/// file that cannot be collected does not stop the others.
-pub const GRADING_OPTIONS: [&str; 4] = [
+/// (a run leaves nothing that changes the next), the repository root as rootdir, a test
+/// file that cannot be collected does not stop the others, and failures printed as Python
+/// prints them ([`TRACEBACK`]). The last only changes what is printed, yet a grader needs it as
+/// much as verification does: with pytest's own styles, a bug that fails idna's 3,027
+/// UTS #46 tests ran past 200 s in that file alone (the SWE-bench harness stopped the task's
+/// no-op evaluation at its 1,800 s limit), against 24 s printed natively.
+pub const GRADING_OPTIONS: [&str; 5] = [
     "-p",
     "no:cacheprovider",
     "--rootdir=.",
     "--continue-on-collection-errors",
+    TRACEBACK,
 ];
 
 impl Pytest {
