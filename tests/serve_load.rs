@@ -58,12 +58,20 @@ fn step(url: &str, sid: &str, tool: &str, args: Value) -> Value {
 
 /// A session on `task` (its shown id); `None` when the server is at its cap.
 fn reset(url: &str, task: &str) -> Option<String> {
+    reset_how(url, task).map(|(sid, _)| sid)
+}
+
+/// A session on `task` and how its container came (`info.warm`).
+fn reset_how(url: &str, task: &str) -> Option<(String, String)> {
     let (st, r) = call(url, "/reset", &json!({"task_id": task}));
     if st == 429 {
         return None;
     }
     assert_eq!(st, 200, "{r}");
-    Some(r["observation"]["session_id"].as_str()?.to_string())
+    Some((
+        r["observation"]["session_id"].as_str()?.to_string(),
+        r["info"]["warm"].as_str().unwrap_or_default().to_string(),
+    ))
 }
 
 fn shown(task: &Value) -> String {
@@ -239,6 +247,8 @@ fn bench_sixteen_sessions_in_docker() {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let results: Mutex<Vec<(String, f64, String, f64)>> = Mutex::new(Vec::new());
     let resets: Mutex<Vec<f64>> = Mutex::new(Vec::new());
+    // The probes' resets by how their container came.
+    let by_how: Mutex<std::collections::BTreeMap<String, Vec<f64>>> = Mutex::default();
     let quick: Mutex<Vec<f64>> = Mutex::new(Vec::new());
     let kinds: Vec<&str> = std::iter::repeat_n("gold", 8)
         .chain(std::iter::repeat_n("sleeper", 3))
@@ -249,7 +259,8 @@ fn bench_sixteen_sessions_in_docker() {
     let started = Instant::now();
     std::thread::scope(|scope| {
         for (k, kind) in kinds.iter().enumerate() {
-            let (tasks, results, resets, quick) = (&tasks, &results, &resets, &quick);
+            let (tasks, results, resets, quick, by_how) =
+                (&tasks, &results, &resets, &quick, &by_how);
             scope.spawn(move || {
                 let mut n = k;
                 while Instant::now() < deadline {
@@ -257,10 +268,12 @@ fn bench_sixteen_sessions_in_docker() {
                     n += kinds_len();
                     if *kind == "probe" {
                         let t = Instant::now();
-                        let Some(sid) = reset(url, &shown(task)) else {
+                        let Some((sid, how)) = reset_how(url, &shown(task)) else {
                             continue;
                         };
-                        resets.lock().unwrap().push(t.elapsed().as_secs_f64());
+                        let took = t.elapsed().as_secs_f64();
+                        resets.lock().unwrap().push(took);
+                        by_how.lock().unwrap().entry(how).or_default().push(took);
                         for _ in 0..5 {
                             let t = Instant::now();
                             step(url, &sid, "bash", json!({"command": "true"}));
@@ -282,6 +295,14 @@ fn bench_sixteen_sessions_in_docker() {
     let minutes = started.elapsed().as_secs_f64() / 60.0;
     let results = results.into_inner().unwrap();
     let mut resets = resets.into_inner().unwrap();
+    for (how, mut xs) in by_how.into_inner().unwrap() {
+        println!(
+            "reset ({how}): n {} p50 {:.3}s p99 {:.3}s",
+            xs.len(),
+            quantile(&mut xs, 0.5),
+            quantile(&mut xs, 0.99)
+        );
+    }
     let mut quick = quick.into_inner().unwrap();
     let episodes = results.len();
     let longest = tasks

@@ -37,6 +37,7 @@
 mod agent;
 mod client;
 mod container;
+mod recycle;
 mod tree;
 mod worker;
 
@@ -181,9 +182,28 @@ impl DockerSandbox {
             repo: seed.to_string(),
             detail,
         };
-        let id = image::image_id(&self.client, tag)
-            .map_err(|e| prep(e.to_string()))?
-            .ok_or_else(|| prep(format!("the image `{tag}` is not present")))?;
+        let info = match self
+            .client
+            .block_on(self.client.docker().inspect_image(tag))
+        {
+            Ok(info) => info,
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => return Err(prep(format!("the image `{tag}` is not present"))),
+            Err(e) => return Err(prep(format!("inspecting {tag}: {e}"))),
+        };
+        let id = info
+            .id
+            .clone()
+            .ok_or_else(|| prep(format!("the image `{tag}` has no id")))?;
+        // A base image holds no repository: its workers keep the tree they are given in
+        // memory (see `tree_in_memory`).
+        let bare = info
+            .config
+            .as_ref()
+            .and_then(|c| c.labels.as_ref())
+            .and_then(|l| l.get(image::archive::KIND_LABEL))
+            .is_some_and(|k| k == "base");
         Ok(Arc::new(DockerEnv {
             docker: self.client.docker().clone(),
             image: ImageRef {
@@ -195,6 +215,7 @@ impl DockerSandbox {
             limits: self.limits.clone(),
             run_id: self.run_id.clone(),
             fast_root: self.fast_root,
+            tree_in_memory: bare,
         }))
     }
 
@@ -343,6 +364,7 @@ impl Sandbox for DockerSandbox {
             limits: self.limits.clone(),
             run_id: self.run_id.clone(),
             fast_root: self.fast_root,
+            tree_in_memory: false,
         }))
     }
 }

@@ -185,12 +185,6 @@ pub trait Environment: Send + Sync {
     }
     /// A worker with its own clean copy of the repository.
     fn worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError>;
-    /// A worker for batch work that nobody waits on interactively (`serve`'s and `train`'s
-    /// graders): where the backend can, it gets the CPU only when interactive workers leave
-    /// it idle, so that a loaded machine still answers an agent's steps and resets quickly.
-    fn batch_worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
-        self.worker(index)
-    }
     /// The image whose workers, given [`Environment::tree`] by [`Worker::load_tree`], are
     /// workers of this environment: a task image's task base, which every task of its
     /// repository image shares and which holds no repository of its own. `None` where the
@@ -249,6 +243,17 @@ pub trait Worker: Send {
     fn load_tree(&mut self, _tar: std::sync::Arc<Vec<u8>>) -> Result<(), SandboxError> {
         Err(SandboxError::Other(
             "this sandbox cannot load a repository tree into a worker".to_string(),
+        ))
+    }
+
+    /// Bring this worker back to the state it started in, as a worker of its image with no
+    /// tree loaded: every process of the test user killed and everything it could have
+    /// written emptied, the repository root included. `Err` where that cannot be shown (the
+    /// caller drops the worker); a recycled worker takes a tree ([`Worker::load_tree`])
+    /// before its next command.
+    fn recycle(&mut self) -> Result<(), SandboxError> {
+        Err(SandboxError::Other(
+            "this sandbox cannot recycle a worker".to_string(),
         ))
     }
 }

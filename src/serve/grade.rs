@@ -221,8 +221,9 @@ pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, SubmitError> {
     if worker.losses() != losses_before {
         return Err(SubmitError::Lost);
     }
-    // Read: the agent's container goes, and its place is the grader's.
-    s.worker = None;
+    // Read: the agent's container becomes its grader, recycled, or goes and a fresh grader
+    // takes its place; ungraded, it goes back to the pool when the session ends.
+    let used = s.worker.take();
     let mut info = json!({
         "patch": patch,
         "dropped_paths": filtered.dropped,
@@ -235,6 +236,7 @@ pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, SubmitError> {
         "syntax_valid": syntax,
     });
     let (failure, tests, flaky, runs) = if patch.trim().is_empty() {
+        s.worker = used;
         (
             "empty-patch".to_string(),
             BTreeMap::new(),
@@ -242,6 +244,7 @@ pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, SubmitError> {
             Vec::new(),
         )
     } else if !syntax {
+        s.worker = used;
         (
             "syntax-error".to_string(),
             BTreeMap::new(),
@@ -249,7 +252,9 @@ pub fn submit(server: &Server, s: &mut Session) -> Result<Graded, SubmitError> {
             Vec::new(),
         )
     } else {
-        run_graded(server, s, &patch)?
+        let (outcome, grader) = run_graded(server, s, &patch, used)?;
+        info["grader"] = json!(grader);
+        outcome
     };
     if failure == "tampered-runner" {
         flags.push("tampered-runner".to_string());
@@ -310,16 +315,28 @@ type RunOutcome = (
 /// Apply `patch` in a fresh worker in the start state, add `test_patch`, run the listed tests
 /// `grade_repeats` times: the failure type, each test's majority status, the tests whose runs
 /// disagreed, and the runs' summaries.
-fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, String> {
+/// Where the grader came from (`session`: the session's own container, recycled; `fresh`).
+fn run_graded(
+    server: &Server,
+    s: &Session,
+    patch: &str,
+    used: Option<Box<dyn Worker>>,
+) -> Result<(RunOutcome, &'static str), String> {
     let task = &*server.task(s.task);
     let n = server
         .made
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    // Batch work: on a loaded machine, agents' steps and new sessions' containers go first.
-    let mut grader = s
-        .env
-        .batch_worker(n)
-        .map_err(|e| format!("starting a grader: {e}"))?;
+    // At the same CPU weight as the sessions: a grader given less is starved on a loaded
+    // machine until its wall limit fires, and a right fix then earns 0 (`timeout`).
+    let (mut grader, how) = match used.and_then(|w| server.as_grader(s, w)) {
+        Some(w) => (w, "session"),
+        None => (
+            s.env
+                .worker(n)
+                .map_err(|e| format!("starting a grader: {e}"))?,
+            "fresh",
+        ),
+    };
     let runner = lock(&server.envs).runner(task, s.kind)?;
     let listed = task.listed_tests();
     // From the task's own recorded runs, with a CPU limit: an edit that loops is stopped
@@ -339,11 +356,19 @@ fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, S
         Ok(p) => p,
         Err(crate::replay::GradeError::DoesNotApply(e)) => {
             return Ok((
-                "patch-does-not-apply".to_string(),
-                BTreeMap::new(),
-                Vec::new(),
-                vec![json!({"error": e})],
+                (
+                    "patch-does-not-apply".to_string(),
+                    BTreeMap::new(),
+                    Vec::new(),
+                    vec![json!({"error": e})],
+                ),
+                how,
             ))
+        }
+        Err(crate::replay::GradeError::Environment(e)) if how == "session" => {
+            // The recycled container failed as a grader: a fresh one grades instead.
+            tracing::warn!(session = %s.id, "grading in the session's container: {e}");
+            return run_graded(server, s, patch, None);
         }
         Err(crate::replay::GradeError::Environment(e)) => return Err(e),
     };
@@ -398,7 +423,7 @@ fn run_graded(server: &Server, s: &Session, patch: &str) -> Result<RunOutcome, S
     if let Some(why) = &patched.tampered {
         runs.push(json!({"tampered": why}));
     }
-    Ok((failure.to_string(), tests, flaky, runs))
+    Ok(((failure.to_string(), tests, flaky, runs), how))
 }
 
 /// `run_tests`: the requested ids (default: the task's listed tests) whose test files are in

@@ -333,6 +333,10 @@ async fn metrics(
 }
 
 /// `reset`: a new session on the asked task, or on the curriculum's next draw.
+/// How long a reset that finds the warm pool empty waits for a container being started or
+/// recycled for it before it starts one of its own.
+const WARM_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
     let seed = req.get("seed").and_then(Value::as_u64);
     let asked = match req.get("task_id") {
@@ -356,8 +360,8 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
         Some(_) => return Err(bad("`task_id` is a string")),
     };
     let warm = match (asked, seed) {
-        (Some(i), _) => server.take_warm(Some(i)),
-        (None, None) => server.take_warm(None),
+        (Some(i), _) => server.take_warm(Some(i), WARM_WAIT),
+        (None, None) => server.take_warm(None, WARM_WAIT),
         (None, Some(_)) => None,
     };
     // A warm worker brings its place under --max-sessions; otherwise one is taken before any
@@ -378,12 +382,16 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
         )
     };
     // How the session's container came: `own` (a warm one of the task's own image), `shared`
-    // (a warm one of its task base), `cold` (started for this reset).
+    // (a warm one of its task base), `recycled` (the same, recycled from an ended session),
+    // `cold` (started for this reset).
     let mut how = match &warm {
         Some(w) if w.base.is_none() => "own",
+        Some(w) if w.recycled => "recycled",
         Some(_) => "shared",
         None => "cold",
     };
+    // A container of a task base goes back to the pool, recycled, when the session ends.
+    let mut recycle_to = None;
     let (task, worker, env, kind, slot) = match warm {
         Some(w) if w.base.is_none() => (w.task, w.worker, w.env, w.kind, w.slot),
         // A bare container of the task base: the task asked for (or the one drawn when it
@@ -391,7 +399,13 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
         Some(w) => {
             let i = asked.unwrap_or(w.task);
             let (worker, env, kind) = match server.enter_shared(i, w.worker) {
-                Ok(entered) => entered,
+                Ok(entered) => {
+                    recycle_to = w.base.map(|base| super::warm::RecycleTo {
+                        tx: server.spent_tx.clone(),
+                        base,
+                    });
+                    entered
+                }
                 Err(e) => {
                     tracing::warn!(task = %server.task(i).instance_id, "a warm task base: {e}");
                     how = "cold";
@@ -408,6 +422,7 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
         }
     };
     let mut session = Session::new(task, worker, env, kind, Some(slot));
+    session.recycle_to = recycle_to;
     // The repository's size now: what `--max-tree-mb` counts from.
     session.tree_kb_start = session.worker.as_deref_mut().and_then(|w| {
         let out = w

@@ -42,6 +42,10 @@ pub struct Metrics {
     pub steps_of_submitted: u64,
     pub tool_seconds: f64,
     pub grade_seconds: f64,
+    /// Session containers recycled back into the warm pool.
+    pub recycled: u64,
+    /// Submits graded in their session's own container (recycled), not a fresh one.
+    pub graded_in_place: u64,
 }
 
 impl Metrics {
@@ -224,6 +228,18 @@ impl Metrics {
             "counter",
             "Seconds spent grading.",
             one(self.grade_seconds),
+        );
+        metric(
+            "containers_recycled_total",
+            "counter",
+            "Session containers recycled back into the warm pool.",
+            one(self.recycled as f64),
+        );
+        metric(
+            "graded_in_place_total",
+            "counter",
+            "Submits graded in their session's own container, recycled.",
+            one(self.graded_in_place as f64),
         );
         out
     }

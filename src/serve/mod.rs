@@ -190,12 +190,23 @@ pub struct Server {
     pub(crate) warm: Mutex<VecDeque<warm::Warm>>,
     /// Warm workers being started now.
     pub(crate) warming: std::sync::atomic::AtomicUsize,
+    /// Spent workers being recycled into the pool now.
+    pub(crate) recycling: std::sync::atomic::AtomicUsize,
+    /// Notified when a worker joins the warm pool, or one being started or recycled for it
+    /// did not make it.
+    pub(crate) warm_ready: std::sync::Condvar,
     /// What lets a warm worker serve any task of its seed: each task's task base and tree.
     pub(crate) shared: warm::Shared,
     /// Workers made so far (their index in their environment).
     pub(crate) made: std::sync::atomic::AtomicUsize,
     /// Docker is open (sessions run in the tasks' images).
     pub(crate) docker: bool,
+    /// Where ending sessions send their containers to be recycled ([`warm::Spent`]), and
+    /// what `serve` reads them from.
+    pub(crate) spent_tx: std::sync::mpsc::Sender<warm::Spent>,
+    spent_rx: Mutex<Option<std::sync::mpsc::Receiver<warm::Spent>>>,
+    /// The server is stopping: nothing goes back into the warm pool.
+    pub(crate) stopping: std::sync::atomic::AtomicBool,
     pub started: Instant,
 }
 
@@ -266,6 +277,7 @@ impl Server {
             );
         }
         let rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);
+        let (spent_tx, spent_rx) = std::sync::mpsc::channel();
         Ok(Server {
             pool: std::sync::RwLock::new(pool),
             plan,
@@ -277,6 +289,11 @@ impl Server {
             curriculum: Mutex::new((curriculum, rng)),
             metrics: Mutex::new(metrics::Metrics::default()),
             warm: Mutex::new(VecDeque::new()),
+            spent_tx,
+            spent_rx: Mutex::new(Some(spent_rx)),
+            recycling: std::sync::atomic::AtomicUsize::new(0),
+            warm_ready: std::sync::Condvar::new(),
+            stopping: std::sync::atomic::AtomicBool::new(false),
             warming: std::sync::atomic::AtomicUsize::new(0),
             shared: warm::Shared::default(),
             made: std::sync::atomic::AtomicUsize::new(0),
@@ -508,6 +525,10 @@ pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     if server.cfg.generate {
         generate(&server, &stop);
     }
+    // Ended sessions' containers are recycled into the warm pool.
+    if let Some(rx) = lock(&server.spent_rx).take() {
+        server.start_recycler(rx);
+    }
     // Idle sessions end, and the warm pool is kept full, off the request path.
     {
         let s = Arc::clone(&server);
@@ -543,6 +564,9 @@ pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
             .map_err(|e| ServeError::Runtime(e.to_string()))
     })?;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    server
+        .stopping
+        .store(true, std::sync::atomic::Ordering::SeqCst);
     // The warm pool's containers go; sessions still open end with the server (their
     // containers go with their workers).
     lock(&server.warm).clear();
@@ -550,8 +574,17 @@ pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     for e in &entries {
         let mut s = lock(&e.session);
         if s.status == Status::Active {
+            // Removed here, not recycled.
+            s.recycle_to = None;
             s.end(Status::Closed, "the server stopped");
             server.record(&s);
+        }
+    }
+    if server.docker {
+        // Containers that threads were still starting or recycling: none is left.
+        let removed = crate::sandbox::docker::cleanup_active_runs();
+        if removed > 0 {
+            tracing::debug!(containers = removed, "removed at shutdown");
         }
     }
     Ok(())

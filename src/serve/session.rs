@@ -192,6 +192,9 @@ pub struct Session {
     pub tree_kb_start: Option<u64>,
     /// Its place under `--max-sessions`, given back when it ends.
     slot: Option<Slot>,
+    /// Where its container goes when the session ends, when it can be recycled (a container
+    /// of a task base; see [`super::warm::Spent`]). `None`: it is removed.
+    pub(crate) recycle_to: Option<super::warm::RecycleTo>,
 }
 
 /// A session's state, as `/state` answers.
@@ -219,6 +222,7 @@ impl Session {
             live: Arc::new(Live::new()),
             tree_kb_start: None,
             slot,
+            recycle_to: None,
             id: new_id(),
             task,
             worker: Some(worker),
@@ -238,7 +242,7 @@ impl Session {
         }
     }
 
-    /// End the session: its worker (container) goes.
+    /// End the session: its worker (container) goes, to be recycled where it can be.
     pub fn end(&mut self, status: Status, detail: &str) {
         if self.status != Status::Active {
             return;
@@ -246,8 +250,12 @@ impl Session {
         self.status = status;
         self.detail = detail.to_string();
         self.ended_at = Some(crate::task::now_utc());
-        self.worker = None;
+        // Its place is given back first: a recycled container takes one of its own.
         self.slot = None;
+        if let (Some(worker), Some(to)) = (self.worker.take(), self.recycle_to.take()) {
+            to.send(worker, self.task);
+        }
+        self.worker = None;
         let mut live = self.live.state();
         live.status = status;
         live.last_active = Instant::now();

@@ -32,6 +32,44 @@ pub(crate) struct Warm {
     pub kind: SandboxKind,
     /// Its place under `--max-sessions`, handed to the session that takes it.
     pub slot: session::Slot,
+    /// A session's container, recycled ([`Spent`]), rather than one started for the pool.
+    pub recycled: bool,
+}
+
+/// A session's container on its way back to the pool: recycled ([`Worker::recycle`]) into a
+/// bare container of its task base. Only containers no grading ran in come back this way (a
+/// submit graded in its session's container removes it after): no agent ever shares a
+/// container with a task's hidden tests.
+pub(crate) struct Spent {
+    pub worker: Box<dyn Worker>,
+    pub base: String,
+    /// The session's task (of that base).
+    pub task: usize,
+}
+
+/// Where a session's container goes when it ends: the server's recycler.
+#[derive(Clone)]
+pub(crate) struct RecycleTo {
+    pub tx: std::sync::mpsc::Sender<Spent>,
+    pub base: String,
+}
+
+impl RecycleTo {
+    /// Hand the worker to the recycler (dropped, and its container removed, when the
+    /// recycler is gone).
+    pub fn send(self, worker: Box<dyn Worker>, task: usize) {
+        let _ = self.tx.send(Spent {
+            worker,
+            base: self.base,
+            task,
+        });
+    }
+}
+
+/// The most warm workers the pool holds, recycled ones included, for `--pool` (`pool`):
+/// above `pool`, none are started, but recycled ones are kept (they cost no start).
+pub(crate) fn pool_cap(pool: usize) -> usize {
+    pool.saturating_mul(2)
 }
 
 /// Each task's task base and tree, as far as they were looked up.
@@ -150,14 +188,110 @@ impl Server {
                         env,
                         kind,
                         slot,
+                        recycled: false,
                     }),
                     Err(e) => {
                         tracing::warn!(task = %s.task(i).instance_id, "warming a worker: {e}")
                     }
                 }
                 s.warming.fetch_sub(1, Ordering::SeqCst);
+                s.warm_ready.notify_all();
             });
         }
+    }
+
+    /// Recycle the spent workers sent to `rx` (each on a thread of its own) until the server
+    /// stops.
+    pub(crate) fn start_recycler(self: &Arc<Self>, rx: std::sync::mpsc::Receiver<Spent>) {
+        let s = Arc::clone(self);
+        std::thread::spawn(move || {
+            for spent in rx {
+                if s.stopping.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let s = Arc::clone(&s);
+                std::thread::spawn(move || s.take_back(spent));
+            }
+        });
+    }
+
+    /// A spent worker back in the pool as a bare container of its task base, recycled, when
+    /// the pool has room ([`pool_cap`]) and a place under `--max-sessions` is free; otherwise
+    /// (or when it cannot be recycled) it goes.
+    fn take_back(&self, spent: Spent) {
+        if lock(&self.warm).len() >= pool_cap(self.cfg.pool) {
+            return;
+        }
+        let Some(slot) = self.slots.take() else {
+            return;
+        };
+        self.recycling.fetch_add(1, Ordering::SeqCst);
+        self.recycle_into_pool(spent, slot);
+        self.recycling.fetch_sub(1, Ordering::SeqCst);
+        self.warm_ready.notify_all();
+    }
+
+    fn recycle_into_pool(&self, spent: Spent, slot: session::Slot) {
+        let Spent {
+            mut worker,
+            base,
+            task,
+        } = spent;
+        if let Err(e) = worker.recycle() {
+            tracing::debug!(task = %self.task(task).instance_id, "not recycled: {e}");
+            return;
+        }
+        let (env, kind) =
+            match lock(&self.envs).image_environment(&base, self.task(task).seed_name()) {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::debug!("not recycled: {e}");
+                    return;
+                }
+            };
+        // The next draw, where it is a task of this base.
+        let drawn = self.draw(None);
+        let task = if self.shared_base(drawn).as_deref() == Some(base.as_str()) {
+            drawn
+        } else {
+            task
+        };
+        let mut warm = lock(&self.warm);
+        // Checked under the pool's lock: the server clears the pool after it stops.
+        if self.stopping.load(Ordering::SeqCst) || warm.len() >= pool_cap(self.cfg.pool) {
+            return;
+        }
+        warm.push_back(Warm {
+            task,
+            base: Some(base),
+            worker,
+            env,
+            kind,
+            slot,
+            recycled: true,
+        });
+        lock(&self.metrics).recycled += 1;
+    }
+
+    /// Session `s`'s own container as the grader of its submit, in place of a fresh one: a
+    /// container of a task base, recycled (nothing the agent left in it stays), the task's
+    /// tree loaded as in a fresh container of the task's image. It is removed after
+    /// grading, never recycled: no later agent shares a container with the hidden tests.
+    /// `None` when it cannot serve (a fresh grader starts).
+    pub(crate) fn as_grader(
+        &self,
+        s: &session::Session,
+        mut worker: Box<dyn Worker>,
+    ) -> Option<Box<dyn Worker>> {
+        s.recycle_to.as_ref()?;
+        let tree = self.tree_of(s.task).ok()?;
+        let ready = worker.recycle().and_then(|_| worker.load_tree(tree));
+        if let Err(e) = ready {
+            tracing::debug!(session = %s.id, "grading in a fresh container: {e}");
+            return None;
+        }
+        lock(&self.metrics).graded_in_place += 1;
+        Some(worker)
     }
 
     /// A place under `--max-sessions` for a new session: a free one, else one a warm worker
@@ -171,20 +305,41 @@ impl Server {
     }
 
     /// A warm worker for task `i` (`None`: the next draw's): one of its own in its start
-    /// state, else a bare one of its task base.
-    pub(crate) fn take_warm(&self, i: Option<usize>) -> Option<Warm> {
+    /// state, else a bare one of its task base. When there is none but workers are being
+    /// started or recycled for the pool now, it waits up to `wait` for one of them (a
+    /// container that is almost ready beats starting another, which on a loaded machine
+    /// takes seconds).
+    pub(crate) fn take_warm(&self, i: Option<usize>, wait: std::time::Duration) -> Option<Warm> {
         let base = i.and_then(|i| self.shared_base(i));
+        // Only a worker any such reset can take is worth waiting for.
+        let may_wait = i.is_none() || base.is_some();
+        let deadline = std::time::Instant::now() + wait;
         let mut warm = lock(&self.warm);
-        let at = match i {
-            Some(i) => warm
-                .iter()
-                .position(|w| w.base.is_none() && w.task == i)
-                .or_else(|| {
-                    let base = base.as_deref()?;
-                    warm.iter().position(|w| w.base.as_deref() == Some(base))
-                })?,
-            None => 0,
-        };
-        warm.remove(at)
+        loop {
+            let at = match i {
+                Some(i) => warm
+                    .iter()
+                    .position(|w| w.base.is_none() && w.task == i)
+                    .or_else(|| {
+                        let base = base.as_deref()?;
+                        warm.iter().position(|w| w.base.as_deref() == Some(base))
+                    }),
+                None => (!warm.is_empty()).then_some(0),
+            };
+            if let Some(at) = at {
+                return warm.remove(at);
+            }
+            let coming =
+                self.warming.load(Ordering::SeqCst) + self.recycling.load(Ordering::SeqCst);
+            let now = std::time::Instant::now();
+            if !may_wait || coming == 0 || now >= deadline {
+                return None;
+            }
+            warm = self
+                .warm_ready
+                .wait_timeout(warm, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
     }
 }

@@ -26,14 +26,10 @@ pub(super) struct ContainerSpec {
     pub(super) limits: Limits,
     /// Add CAP_SYS_ADMIN and run [`FAST_ROOT`] once as root after the start.
     pub(super) fast_root: bool,
-    /// Batch work (see [`Environment::batch_worker`](crate::sandbox::Environment::batch_worker)):
-    /// the lowest CPU weight, so that the container runs when interactive ones are idle.
-    pub(super) batch: bool,
+    /// A tmpfs at the repository root, owned by the test user (see
+    /// [`DockerEnv::tree_in_memory`](super::worker::DockerEnv)).
+    pub(super) tree_in_memory: bool,
 }
-
-/// The CPU shares of a batch container: Docker's minimum (a cgroup v2 weight of 1 against the
-/// default 100), so it gets the CPU only when other containers leave it idle.
-pub(super) const BATCH_CPU_SHARES: i64 = 2;
 
 /// Whether containers may still be created: [`cleanup_active_runs`](super::cleanup_active_runs)
 /// takes it for writing and closes it, so that no container is created while, or after, it
@@ -67,7 +63,6 @@ pub(super) fn start_container(
         memory_swap: Some(mem),
         pids_limit: Some((spec.limits.pids + 4).min(i64::MAX as u64) as i64),
         nano_cpus: Some(1_000_000_000),
-        cpu_shares: spec.batch.then_some(BATCH_CPU_SHARES),
         init: Some(true),
         auto_remove: Some(false),
         cap_drop: Some(vec!["ALL".into()]),
@@ -75,16 +70,31 @@ pub(super) fn start_container(
         // (setuid to a non-root user clears them, and no-new-privileges keeps them cleared).
         cap_add: spec.fast_root.then(|| vec!["SYS_ADMIN".into()]),
         security_opt: Some(vec!["no-new-privileges".into()]),
-        tmpfs: Some(HashMap::from([
-            (
-                "/tmp".to_string(),
-                format!("rw,nosuid,nodev,{tmpfs_size},mode=1777"),
-            ),
-            (
-                SCRATCH.to_string(),
-                format!("rw,nosuid,nodev,{tmpfs_size},uid={TEST_UID},gid={TEST_UID},mode=0755"),
-            ),
-        ])),
+        tmpfs: Some({
+            let mut mounts = HashMap::from([
+                (
+                    "/tmp".to_string(),
+                    format!("rw,nosuid,nodev,{tmpfs_size},mode=1777"),
+                ),
+                (
+                    SCRATCH.to_string(),
+                    format!("rw,nosuid,nodev,{tmpfs_size},uid={TEST_UID},gid={TEST_UID},mode=0755"),
+                ),
+            ]);
+            if spec.tree_in_memory {
+                // Its size is the container's storage allowance (it counts as memory too).
+                let size = spec
+                    .limits
+                    .storage_bytes
+                    .unwrap_or(spec.limits.memory_bytes)
+                    .max(64 << 20);
+                mounts.insert(
+                    ROOT.to_string(),
+                    format!("rw,nosuid,nodev,size={size},uid={TEST_UID},gid={TEST_UID},mode=0755"),
+                );
+            }
+            mounts
+        }),
         ..Default::default()
     };
     let mut host_config = host_config;

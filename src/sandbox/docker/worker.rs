@@ -37,6 +37,12 @@ pub struct DockerEnv {
     pub(super) limits: Limits,
     pub(super) run_id: String,
     pub(super) fast_root: bool,
+    /// Workers keep the repository root in memory (a tmpfs at the root, filled by
+    /// [`Worker::load_tree`] through the agent): for an image that holds no repository (a
+    /// task base), whose workers take a task's tree. Repository work then never goes through
+    /// the container's storage driver (on fuse-overlayfs, a FUSE round trip per file
+    /// operation).
+    pub(super) tree_in_memory: bool,
 }
 
 impl DockerEnv {
@@ -68,11 +74,7 @@ impl Environment for DockerEnv {
     }
 
     fn worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
-        self.start_worker(index, false)
-    }
-
-    fn batch_worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
-        self.start_worker(index, true)
+        self.start_worker(index)
     }
 }
 
@@ -85,7 +87,7 @@ impl DockerEnv {
         })
     }
 
-    fn start_worker(&self, index: usize, batch: bool) -> Result<Box<dyn Worker>, SandboxError> {
+    fn start_worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
         let client = self.client()?;
         let spec = ContainerSpec {
             image: self.image.tag.clone(),
@@ -104,7 +106,7 @@ impl DockerEnv {
             ]),
             limits: self.limits.clone(),
             fast_root: self.fast_root,
-            batch,
+            tree_in_memory: self.tree_in_memory,
         };
         let id = start_container(&client, &spec)?;
         let mut worker = DockerWorker {
@@ -122,6 +124,25 @@ impl DockerEnv {
             tree: None,
         };
         worker.start_agent()?;
+        if self.tree_in_memory && super::recycle::scanned(&worker.spec.image).is_none() {
+            // Fresh: what the test user can write in this image's containers is read here,
+            // once, for recycling them (only containers that take a tree are recycled: those
+            // of an image with a repository of its own are not).
+            let scan = worker
+                .short(&super::recycle::scan_script(), &[], &[], 1 << 20)
+                .map_err(|e| e.to_string())
+                .and_then(|(rc, out, err)| match rc {
+                    0 => super::recycle::parse_scan(&String::from_utf8_lossy(&out)),
+                    _ => Err(format!(
+                        "scanning the writable places: {}",
+                        String::from_utf8_lossy(&err).trim()
+                    )),
+                });
+            if let Err(e) = &scan {
+                tracing::info!(image = %worker.spec.image, "its containers are not recycled: {e}");
+            }
+            super::recycle::keep(&worker.spec.image, scan);
+        }
         Ok(Box::new(worker))
     }
 }
@@ -232,13 +253,47 @@ impl DockerWorker {
             .block_on(self.client.docker().kill_container(&self.id, Some(kill)));
         let _ = remove_container(&self.client, &self.id);
         self.id = start_container(&self.client, &self.spec)?;
-        if let Some(tar) = &self.tree {
+        let tree = self.tree.clone();
+        if let (Some(tar), false) = (&tree, self.spec.tree_in_memory) {
             super::tree::put_tree(&self.client, &self.id, tar)?;
         }
         self.pending_clear = false;
         self.pending_reset = false;
         self.scratch_files = Some(HashMap::new());
-        self.start_agent()
+        self.start_agent()?;
+        if let (Some(tar), true) = (tree, self.spec.tree_in_memory) {
+            self.put_tree_in_memory(&tar)?;
+        }
+        Ok(())
+    }
+
+    /// Extract a tree (entries under the root's name) into the in-memory root, as the test
+    /// user, through the agent.
+    fn put_tree_in_memory(&mut self, tar: &[u8]) -> Result<(), SandboxError> {
+        let request = Request {
+            resident: None,
+            script: "exec tar -x -p -f - -C /",
+            args: &[],
+            timeout: SHORT_TIMEOUT.as_secs_f64(),
+            clear: false,
+            reset: false,
+            prefetch: false,
+            output_cap: 1 << 16,
+            file_cap: 0,
+            stdin: tar.len(),
+        };
+        match self.ask(&request, tar, SHORT_TIMEOUT + WATCHDOG_GRACE)? {
+            Ok(a) if a.reply.error.is_none() && a.reply.rc == Some(0) => Ok(()),
+            Ok(a) => Err(SandboxError::Other(format!(
+                "putting the tree into {}: {}",
+                self.spec.name,
+                String::from_utf8_lossy(&a.stderr).trim()
+            ))),
+            Err(_) => Err(SandboxError::Other(format!(
+                "putting the tree into {}: the agent did not answer",
+                self.spec.name
+            ))),
+        }
     }
 
     /// One request; `Err(NoAnswer)` leaves the agent unusable (the caller replaces or
@@ -469,9 +524,68 @@ impl Worker for DockerWorker {
     }
 
     fn load_tree(&mut self, tar: std::sync::Arc<Vec<u8>>) -> Result<(), SandboxError> {
-        super::tree::put_tree(&self.client, &self.id, &tar)?;
+        if self.spec.tree_in_memory {
+            self.put_tree_in_memory(&tar)?;
+        } else {
+            super::tree::put_tree(&self.client, &self.id, &tar)?;
+        }
         self.tree = Some(tar);
         self.pending_reset = false;
+        Ok(())
+    }
+
+    fn recycle(&mut self) -> Result<(), SandboxError> {
+        if !self.spec.tree_in_memory {
+            return Err(SandboxError::Other(
+                "only a container that takes its tree is recycled".to_string(),
+            ));
+        }
+        let extra = super::recycle::scanned(&self.spec.image)
+            .unwrap_or_else(|| Err("the image's writable places were never read".to_string()))
+            .map_err(SandboxError::Other)?;
+        // A fresh agent kills every process of the test user first.
+        self.agent = None;
+        self.start_agent()?;
+        let places: Vec<String> = super::recycle::always().into_iter().chain(extra).collect();
+        let args: Vec<&str> = places.iter().map(String::as_str).collect();
+        let request = Request {
+            resident: None,
+            script: super::recycle::WIPE,
+            args: &args,
+            timeout: SHORT_TIMEOUT.as_secs_f64(),
+            clear: false,
+            reset: false,
+            prefetch: false,
+            output_cap: 1 << 16,
+            file_cap: 0,
+            stdin: 0,
+        };
+        match self.ask(&request, &[], SHORT_TIMEOUT + WATCHDOG_GRACE)? {
+            Ok(a) if a.reply.error.is_none() && a.reply.rc == Some(0) => {}
+            Ok(a) => {
+                return Err(SandboxError::Other(format!(
+                    "recycling {}: {}",
+                    self.spec.name,
+                    String::from_utf8_lossy(&a.stderr).trim()
+                )))
+            }
+            Err(e) => {
+                let why = match e {
+                    NoAnswer::Timeout => "no answer in time".to_string(),
+                    NoAnswer::Gone(e) => e,
+                };
+                return Err(SandboxError::Other(format!(
+                    "recycling {}: {why}",
+                    self.spec.name
+                )));
+            }
+        }
+        self.tree = None;
+        self.pending_clear = false;
+        self.pending_reset = false;
+        self.scratch_files = Some(HashMap::new());
+        self.resident_unsafe = None;
+        self.resident_lost = false;
         Ok(())
     }
 

@@ -104,19 +104,16 @@ struct GraderEnv {
     /// The session's worker, alive or gone.
     session_worker: Arc<std::sync::atomic::AtomicBool>,
     slots: Arc<crate::serve::session::Slots>,
-    /// (batch, the session's worker alive, slots in use) at each grader's start.
-    seen: Mutex<Vec<(bool, bool, usize)>>,
+    /// (the session's worker alive, slots in use) at each grader's start.
+    seen: Mutex<Vec<(bool, usize)>>,
 }
 
 impl GraderEnv {
-    fn grader(&self, batch: bool) -> Result<Box<dyn Worker>, SandboxError> {
+    fn grader(&self) -> Result<Box<dyn Worker>, SandboxError> {
         let alive = self
             .session_worker
             .load(std::sync::atomic::Ordering::SeqCst);
-        self.seen
-            .lock()
-            .unwrap()
-            .push((batch, alive, self.slots.used()));
+        self.seen.lock().unwrap().push((alive, self.slots.used()));
         Err(SandboxError::Other("no graders here".into()))
     }
 }
@@ -126,15 +123,12 @@ impl Environment for GraderEnv {
         None
     }
     fn worker(&self, _index: usize) -> Result<Box<dyn Worker>, SandboxError> {
-        self.grader(false)
-    }
-    fn batch_worker(&self, _index: usize) -> Result<Box<dyn Worker>, SandboxError> {
-        self.grader(true)
+        self.grader()
     }
 }
 
 #[test]
-fn a_grader_is_batch_work_in_the_place_of_the_session_it_grades() {
+fn a_grader_takes_the_place_of_the_session_it_grades() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::open(config(dir.path(), SandboxChoice::Local, true)).unwrap();
     let alive = Arc::new(std::sync::atomic::AtomicBool::new(true));
@@ -156,9 +150,10 @@ fn a_grader_is_batch_work_in_the_place_of_the_session_it_grades() {
     let e = do_step(&server, &id, &json!({"tool": "submit"})).unwrap_err();
     assert_eq!(e.0, StatusCode::INTERNAL_SERVER_ERROR, "{}", e.1);
     assert!(e.1.contains("no graders here"), "{}", e.1);
-    // One grader, batch work, started after the session's container went, under the
-    // session's own place (one slot in use: no second one taken past --max-sessions).
-    assert_eq!(*env.seen.lock().unwrap(), vec![(true, false, 1)]);
+    // One grader, started after the session's container went (the local sandbox's workers
+    // are not recycled into graders), under the session's own place (one slot in use: no
+    // second one taken past --max-sessions).
+    assert_eq!(*env.seen.lock().unwrap(), vec![(false, 1)]);
     assert_eq!(server.slots.used(), 0, "the session's place is free again");
 }
 
