@@ -371,6 +371,16 @@ impl SessionStore {
         }
         let db = Connection::open(path).map_err(err)?;
         db.busy_timeout(Duration::from_secs(10)).map_err(err)?;
+        // Every step writes its session's row under the store's one lock: with a write-ahead
+        // log and `synchronous = NORMAL` a write is an append, not a transaction that waits
+        // for the disk twice (a crash can lose the last writes, never the database).
+        let mode: String = db
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::debug!(path = %path.display(), mode, "the sessions database keeps its journal mode");
+        }
+        db.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
         db.execute_batch(SCHEMA).map_err(err)?;
         Ok(SessionStore {
             db,
