@@ -417,6 +417,13 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
         None => {
             let slot = server.free_slot().ok_or_else(too_many)?;
             let i = asked.unwrap_or_else(|| server.draw(seed));
+            tracing::info!(
+                task = %server.task(i).instance_id,
+                warming = server.warming.load(std::sync::atomic::Ordering::SeqCst),
+                recycling = server.recycling.load(std::sync::atomic::Ordering::SeqCst),
+                places_used = server.slots.used(),
+                "a reset starts a container: none was warm"
+            );
             let (worker, env, kind) = server.start_worker(i).map_err(unavailable)?;
             (i, worker, env, kind, slot)
         }

@@ -532,6 +532,8 @@ pub fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     // Idle sessions end, and the warm pool is kept full, off the request path.
     {
         let s = Arc::clone(&server);
+        // The pool starts filling at once, before the first request.
+        s.top_up();
         std::thread::spawn(move || loop {
             std::thread::sleep(Duration::from_secs(2));
             let n = s.reap_idle();

@@ -380,7 +380,8 @@ impl SessionStore {
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::debug!(path = %path.display(), mode, "the sessions database keeps its journal mode");
         }
-        db.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
+        db.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(err)?;
         db.execute_batch(SCHEMA).map_err(err)?;
         Ok(SessionStore {
             db,

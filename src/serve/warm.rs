@@ -181,15 +181,22 @@ impl Server {
                     None => s.start_worker(i),
                 };
                 match started {
-                    Ok((worker, env, kind)) => lock(&s.warm).push_back(Warm {
-                        task: i,
-                        base,
-                        worker,
-                        env,
-                        kind,
-                        slot,
-                        recycled: false,
-                    }),
+                    Ok((worker, env, kind)) => {
+                        let mut warm = lock(&s.warm);
+                        // Recycled containers may have filled the pool meanwhile: this one
+                        // then goes (with its place).
+                        if warm.len() < pool_cap(s.cfg.pool) {
+                            warm.push_back(Warm {
+                                task: i,
+                                base,
+                                worker,
+                                env,
+                                kind,
+                                slot,
+                                recycled: false,
+                            });
+                        }
+                    }
                     Err(e) => {
                         tracing::warn!(task = %s.task(i).instance_id, "warming a worker: {e}")
                     }
@@ -198,6 +205,12 @@ impl Server {
                 s.warm_ready.notify_all();
             });
         }
+    }
+
+    /// Whether the pool holds, or is starting, as many workers as it may hold.
+    fn pool_full(&self) -> bool {
+        let warm = lock(&self.warm).len();
+        warm + self.warming.load(Ordering::SeqCst) >= pool_cap(self.cfg.pool)
     }
 
     /// Recycle the spent workers sent to `rx` (each on a thread of its own) until the server
@@ -219,7 +232,7 @@ impl Server {
     /// the pool has room ([`pool_cap`]) and a place under `--max-sessions` is free; otherwise
     /// (or when it cannot be recycled) it goes.
     fn take_back(&self, spent: Spent) {
-        if lock(&self.warm).len() >= pool_cap(self.cfg.pool) {
+        if self.pool_full() {
             return;
         }
         let Some(slot) = self.slots.take() else {
@@ -258,7 +271,9 @@ impl Server {
         };
         let mut warm = lock(&self.warm);
         // Checked under the pool's lock: the server clears the pool after it stops.
-        if self.stopping.load(Ordering::SeqCst) || warm.len() >= pool_cap(self.cfg.pool) {
+        if self.stopping.load(Ordering::SeqCst)
+            || warm.len() + self.warming.load(Ordering::SeqCst) >= pool_cap(self.cfg.pool)
+        {
             return;
         }
         warm.push_back(Warm {
