@@ -169,7 +169,8 @@ pub(crate) struct ServeArgs {
     /// Sessions at once; a reset beyond them is refused (429).
     #[arg(long, default_value_t = 8)]
     pub(crate) max_sessions: usize,
-    /// Containers of the next sampled tasks started ahead.
+    /// Containers of the next sampled tasks started ahead (under Docker, ended sessions'
+    /// recycled containers are kept too, up to twice this many).
     #[arg(long, default_value_t = 1)]
     pub(crate) pool: usize,
     /// `docker`: sessions in containers of the tasks' images (`auto`: the same, and refused
