@@ -270,30 +270,49 @@ impl DockerWorker {
     /// Extract a tree (entries under the root's name) into the in-memory root, as the test
     /// user, through the agent.
     fn put_tree_in_memory(&mut self, tar: &[u8]) -> Result<(), SandboxError> {
+        self.must_succeed(
+            "putting the tree into",
+            "exec tar -x -p -f - -C /",
+            &[],
+            tar,
+        )
+    }
+
+    /// Run `script` with `args` and `stdin` through the agent, as it is (no pending reset
+    /// first, no replacement on failure): `Err` naming `what` and the container unless it
+    /// exits 0.
+    fn must_succeed(
+        &mut self,
+        what: &str,
+        script: &str,
+        args: &[&str],
+        stdin: &[u8],
+    ) -> Result<(), SandboxError> {
         let request = Request {
             resident: None,
-            script: "exec tar -x -p -f - -C /",
-            args: &[],
+            script,
+            args,
             timeout: SHORT_TIMEOUT.as_secs_f64(),
             clear: false,
             reset: false,
             prefetch: false,
             output_cap: 1 << 16,
             file_cap: 0,
-            stdin: tar.len(),
+            stdin: stdin.len(),
         };
-        match self.ask(&request, tar, SHORT_TIMEOUT + WATCHDOG_GRACE)? {
-            Ok(a) if a.reply.error.is_none() && a.reply.rc == Some(0) => Ok(()),
-            Ok(a) => Err(SandboxError::Other(format!(
-                "putting the tree into {}: {}",
-                self.spec.name,
-                String::from_utf8_lossy(&a.stderr).trim()
-            ))),
-            Err(_) => Err(SandboxError::Other(format!(
-                "putting the tree into {}: the agent did not answer",
-                self.spec.name
-            ))),
-        }
+        let why = match self.ask(&request, stdin, SHORT_TIMEOUT + WATCHDOG_GRACE)? {
+            Ok(a) if a.reply.error.is_none() && a.reply.rc == Some(0) => return Ok(()),
+            Ok(a) => a
+                .reply
+                .error
+                .unwrap_or_else(|| String::from_utf8_lossy(&a.stderr).trim().to_string()),
+            Err(NoAnswer::Timeout) => "no answer in time".to_string(),
+            Err(NoAnswer::Gone(e)) => e,
+        };
+        Err(SandboxError::Other(format!(
+            "{what} {}: {why}",
+            self.spec.name
+        )))
     }
 
     /// One request; `Err(NoAnswer)` leaves the agent unusable (the caller replaces or
@@ -548,38 +567,7 @@ impl Worker for DockerWorker {
         self.start_agent()?;
         let places: Vec<String> = super::recycle::always().into_iter().chain(extra).collect();
         let args: Vec<&str> = places.iter().map(String::as_str).collect();
-        let request = Request {
-            resident: None,
-            script: super::recycle::WIPE,
-            args: &args,
-            timeout: SHORT_TIMEOUT.as_secs_f64(),
-            clear: false,
-            reset: false,
-            prefetch: false,
-            output_cap: 1 << 16,
-            file_cap: 0,
-            stdin: 0,
-        };
-        match self.ask(&request, &[], SHORT_TIMEOUT + WATCHDOG_GRACE)? {
-            Ok(a) if a.reply.error.is_none() && a.reply.rc == Some(0) => {}
-            Ok(a) => {
-                return Err(SandboxError::Other(format!(
-                    "recycling {}: {}",
-                    self.spec.name,
-                    String::from_utf8_lossy(&a.stderr).trim()
-                )))
-            }
-            Err(e) => {
-                let why = match e {
-                    NoAnswer::Timeout => "no answer in time".to_string(),
-                    NoAnswer::Gone(e) => e,
-                };
-                return Err(SandboxError::Other(format!(
-                    "recycling {}: {why}",
-                    self.spec.name
-                )));
-            }
-        }
+        self.must_succeed("recycling", super::recycle::WIPE, &args, &[])?;
         self.tree = None;
         self.pending_clear = false;
         self.pending_reset = false;
