@@ -337,6 +337,10 @@ async fn metrics(
 /// recycled for it before it starts one of its own.
 const WARM_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How long a reset that finds every place under `--max-sessions` held, some by containers on
+/// their way to the pool, waits for one of them before it is refused (429).
+const FULL_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
     let seed = req.get("seed").and_then(Value::as_u64);
     let asked = match req.get("task_id") {
@@ -359,13 +363,30 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
         }
         Some(_) => return Err(bad("`task_id` is a string")),
     };
-    let warm = match (asked, seed) {
-        (Some(i), _) => server.take_warm(Some(i), WARM_WAIT),
-        (None, None) => server.take_warm(None, WARM_WAIT),
-        (None, Some(_)) => None,
-    };
     // A warm worker brings its place under --max-sessions; otherwise one is taken before any
-    // environment starts (given back if none does).
+    // environment starts (given back if none does). When every place is held and some by
+    // containers on their way to the pool (started or recycled), the reset waits for one of
+    // them rather than being refused.
+    let give_up = std::time::Instant::now() + FULL_WAIT;
+    let (warm, free) = loop {
+        let warm = match (asked, seed) {
+            (Some(i), _) => server.take_warm(Some(i), WARM_WAIT),
+            (None, None) => server.take_warm(None, WARM_WAIT),
+            (None, Some(_)) => None,
+        };
+        if warm.is_some() {
+            break (warm, None);
+        }
+        if let Some(slot) = server.free_slot() {
+            break (None, Some(slot));
+        }
+        let coming = server.warming.load(std::sync::atomic::Ordering::SeqCst)
+            + server.recycling.load(std::sync::atomic::Ordering::SeqCst);
+        if coming == 0 || std::time::Instant::now() >= give_up {
+            break (None, None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
     let too_many = || {
         ApiError(
             StatusCode::TOO_MANY_REQUESTS,
@@ -415,7 +436,7 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
             (i, worker, env, kind, w.slot)
         }
         None => {
-            let slot = server.free_slot().ok_or_else(too_many)?;
+            let slot = free.ok_or_else(too_many)?;
             let i = asked.unwrap_or_else(|| server.draw(seed));
             tracing::info!(
                 task = %server.task(i).instance_id,

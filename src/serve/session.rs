@@ -250,10 +250,11 @@ impl Session {
         self.status = status;
         self.detail = detail.to_string();
         self.ended_at = Some(crate::task::now_utc());
-        // Its place is given back first: a recycled container takes one of its own.
-        self.slot = None;
+        // A container on its way back to the pool keeps its place; otherwise the place is
+        // free again.
+        let slot = self.slot.take();
         if let (Some(worker), Some(to)) = (self.worker.take(), self.recycle_to.take()) {
-            to.send(worker, self.task);
+            to.send(worker, self.task, slot);
         }
         self.worker = None;
         let mut live = self.live.state();

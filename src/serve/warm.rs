@@ -45,6 +45,8 @@ pub(crate) struct Spent {
     pub base: String,
     /// The session's task (of that base).
     pub task: usize,
+    /// The session's place under `--max-sessions`, which the container keeps.
+    pub slot: Option<session::Slot>,
 }
 
 /// Where a session's container goes when it ends: the server's recycler.
@@ -57,11 +59,12 @@ pub(crate) struct RecycleTo {
 impl RecycleTo {
     /// Hand the worker to the recycler (dropped, and its container removed, when the
     /// recycler is gone).
-    pub fn send(self, worker: Box<dyn Worker>, task: usize) {
+    pub fn send(self, worker: Box<dyn Worker>, task: usize, slot: Option<session::Slot>) {
         let _ = self.tx.send(Spent {
             worker,
             base: self.base,
             task,
+            slot,
         });
     }
 }
@@ -231,11 +234,11 @@ impl Server {
     /// A spent worker back in the pool as a bare container of its task base, recycled, when
     /// the pool has room ([`pool_cap`]) and a place under `--max-sessions` is free; otherwise
     /// (or when it cannot be recycled) it goes.
-    fn take_back(&self, spent: Spent) {
+    fn take_back(&self, mut spent: Spent) {
         if self.pool_full() {
             return;
         }
-        let Some(slot) = self.slots.take() else {
+        let Some(slot) = spent.slot.take().or_else(|| self.slots.take()) else {
             return;
         };
         self.recycling.fetch_add(1, Ordering::SeqCst);
@@ -249,6 +252,7 @@ impl Server {
             mut worker,
             base,
             task,
+            ..
         } = spent;
         if let Err(e) = worker.recycle() {
             tracing::debug!(task = %self.task(task).instance_id, "not recycled: {e}");

@@ -48,11 +48,26 @@ pub(super) fn base_of(client: &Client, image: &str) -> Result<Option<String>, Sa
 }
 
 /// `image`'s repository root as a tar (entries under `testbed/`, owners and modes as in the
-/// image), read from a container that is created and never started.
-pub(super) fn read_tree(client: &Client, image: &str) -> Result<Vec<u8>, SandboxError> {
+/// image), read from a container that is created and never started. It carries `labels` (the
+/// run's): a process that stops while it reads still has it swept with the run's containers.
+pub(super) fn read_tree(
+    client: &Client,
+    image: &str,
+    labels: std::collections::HashMap<String, String>,
+) -> Result<Vec<u8>, SandboxError> {
     use bollard::models::ContainerCreateBody;
     use bollard::query_parameters::DownloadFromContainerOptionsBuilder;
     let docker = client.docker();
+    // Not after the run's containers were swept (the process is stopping), and not while
+    // they are: as for every container of the run.
+    let closed = super::container::create_gate()
+        .read()
+        .unwrap_or_else(|e| e.into_inner());
+    if *closed {
+        return Err(SandboxError::Other(
+            "the run is ending: no new container".to_string(),
+        ));
+    }
     let created = client
         .block_on(docker.create_container(
             None::<bollard::query_parameters::CreateContainerOptions>,
@@ -60,10 +75,12 @@ pub(super) fn read_tree(client: &Client, image: &str) -> Result<Vec<u8>, Sandbox
                 image: Some(image.to_string()),
                 network_disabled: Some(true),
                 cmd: Some(vec!["true".to_string()]),
+                labels: Some(labels),
                 ..Default::default()
             },
         ))
         .map_err(other("creating a container to read the tree from"))?;
+    drop(closed);
     let read = client.block_on(async {
         let opts = DownloadFromContainerOptionsBuilder::default()
             .path(ROOT)

@@ -70,7 +70,7 @@ impl Environment for DockerEnv {
     }
 
     fn tree(&self) -> Result<Option<Vec<u8>>, SandboxError> {
-        super::tree::read_tree(&self.client()?, &self.image.id).map(Some)
+        super::tree::read_tree(&self.client()?, &self.image.id, self.labels()).map(Some)
     }
 
     fn worker(&self, index: usize) -> Result<Box<dyn Worker>, SandboxError> {
@@ -79,6 +79,22 @@ impl Environment for DockerEnv {
 }
 
 impl DockerEnv {
+    /// The labels of this run's containers: the run, its owner process, the seed.
+    fn labels(&self) -> HashMap<String, String> {
+        HashMap::from([
+            (LABEL_RUN.to_string(), self.run_id.clone()),
+            (LABEL_OWNER_PID.to_string(), std::process::id().to_string()),
+            (
+                LABEL_OWNER_START.to_string(),
+                process_start_time(std::process::id())
+                    .map(|s| s.to_string())
+                    .unwrap_or_default(),
+            ),
+            (LABEL_OWNER_HOST.to_string(), hostname()),
+            (LABEL_SEED.to_string(), self.seed.clone()),
+        ])
+    }
+
     fn client(&self) -> Result<Client, SandboxError> {
         Ok(Client {
             rt: runtime().map_err(other("starting a runtime"))?,
@@ -92,18 +108,7 @@ impl DockerEnv {
         let spec = ContainerSpec {
             image: self.image.tag.clone(),
             name: format!("swe-forge-{}-{}-w{index}", self.seed, self.run_id),
-            labels: HashMap::from([
-                (LABEL_RUN.to_string(), self.run_id.clone()),
-                (LABEL_OWNER_PID.to_string(), std::process::id().to_string()),
-                (
-                    LABEL_OWNER_START.to_string(),
-                    process_start_time(std::process::id())
-                        .map(|s| s.to_string())
-                        .unwrap_or_default(),
-                ),
-                (LABEL_OWNER_HOST.to_string(), hostname()),
-                (LABEL_SEED.to_string(), self.seed.clone()),
-            ]),
+            labels: self.labels(),
             limits: self.limits.clone(),
             fast_root: self.fast_root,
             tree_in_memory: self.tree_in_memory,
