@@ -50,6 +50,32 @@ pub(super) struct Request<'a> {
     pub(super) resident: Option<serde_json::Value>,
 }
 
+impl<'a> Request<'a> {
+    /// A git or file request (no scratch handling, no resident): `script` with `args`,
+    /// `stdin` bytes following, the tree reset first when `reset`.
+    pub(super) fn short(
+        script: &'a str,
+        args: &'a [&'a str],
+        stdin: usize,
+        output_cap: u64,
+        timeout: std::time::Duration,
+        reset: bool,
+    ) -> Request<'a> {
+        Request {
+            resident: None,
+            script,
+            args,
+            timeout: timeout.as_secs_f64(),
+            clear: false,
+            reset,
+            prefetch: false,
+            output_cap,
+            file_cap: 0,
+            stdin,
+        }
+    }
+}
+
 /// The agent's answer line; the payload (stdout, stderr, then each file) follows it.
 #[derive(serde::Deserialize, Debug, Default)]
 pub(super) struct Reply {

@@ -293,18 +293,7 @@ impl DockerWorker {
         args: &[&str],
         stdin: &[u8],
     ) -> Result<(), SandboxError> {
-        let request = Request {
-            resident: None,
-            script,
-            args,
-            timeout: SHORT_TIMEOUT.as_secs_f64(),
-            clear: false,
-            reset: false,
-            prefetch: false,
-            output_cap: 1 << 16,
-            file_cap: 0,
-            stdin: stdin.len(),
-        };
+        let request = Request::short(script, args, stdin.len(), 1 << 16, SHORT_TIMEOUT, false);
         let why = match self.ask(&request, stdin, SHORT_TIMEOUT + WATCHDOG_GRACE)? {
             Ok(a) if a.reply.error.is_none() && a.reply.rc == Some(0) => return Ok(()),
             Ok(a) => a
@@ -361,18 +350,14 @@ impl DockerWorker {
         output_cap: u64,
     ) -> Result<(i32, Vec<u8>, Vec<u8>), SandboxError> {
         for _ in 0..2 {
-            let request = Request {
-                resident: None,
+            let request = Request::short(
                 script,
                 args,
-                timeout: SHORT_TIMEOUT.as_secs_f64(),
-                clear: false,
-                reset: self.pending_reset,
-                prefetch: false,
+                stdin.len(),
                 output_cap,
-                file_cap: 0,
-                stdin: stdin.len(),
-            };
+                SHORT_TIMEOUT,
+                self.pending_reset,
+            );
             match self.ask(&request, stdin, SHORT_TIMEOUT + WATCHDOG_GRACE)? {
                 Ok(a) if a.reply.reset_failed => {
                     tracing::warn!(container = %self.spec.name, "git reset failed; replacing the container");
