@@ -1,4 +1,4 @@
-import json, os, resource, select, shutil, signal, subprocess, sys, time
+import json, os, resource, select, shutil, signal, subprocess, sys, threading, time
 IN, OUT = sys.stdin.buffer, sys.stdout.buffer
 ROOT, SCRATCH = "/testbed", "/scratch"
 ME, UID = os.getpid(), os.geteuid()
@@ -153,13 +153,6 @@ def run(req, data):
         return {"reset_failed": True}, []
     if req.get("clear"):
         clear()
-    def limits():
-        # Memory is the container's cgroup limit, not an address-space limit: a JVM reserves
-        # far more address space than it touches. A hog is ended by the OOM killer, and the
-        # answer counts its kills.
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-
     before = oom_kills()
     started = time.monotonic()
     spec = req.get("resident")
@@ -198,24 +191,102 @@ def run(req, data):
         reply, payload = finish(req, rc, elapsed, before)
         reply["lost"] = lost
         return reply, payload
-    argv = ["timeout", "-s", "KILL", "%.3f" % req["timeout"], "bash", "-c", req["script"], "bash"]
+    # The command leads its own process group; at the deadline the whole group is killed
+    # (by a timer, which also ends a write of stdin that the command never reads). No
+    # `timeout` process, and no Python code run between fork and exec (which forces a full
+    # fork): each costs a step its latency on a loaded machine. Memory is the container's
+    # cgroup limit, not an address-space limit (a JVM reserves far more address space than it
+    # touches): a hog is ended by the OOM killer, and the answer counts its kills. SIGPIPE is
+    # the system's default again in the command (subprocess's restore_signals).
+    argv = ["bash", "-c", req["script"], "bash"]
+    fired = []
     with open(STDOUT, "wb") as fo, open(STDERR, "wb") as fe:
         p = subprocess.Popen(argv + req.get("args", []), cwd=ROOT, stdout=fo, stderr=fe,
                              stdin=subprocess.PIPE if data else subprocess.DEVNULL,
-                             preexec_fn=limits)
-        if data:
+                             **NEW_GROUP)
+
+        def expire():
+            fired.append(True)
             try:
-                p.stdin.write(data)
+                os.killpg(p.pid, signal.SIGKILL)
             except OSError:
                 pass
-            try:
-                p.stdin.close()
-            except OSError:
-                pass
-        rc = p.wait()
+
+        timer = threading.Timer(req["timeout"], expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            if data:
+                try:
+                    p.stdin.write(data)
+                except OSError:
+                    pass
+                try:
+                    p.stdin.close()
+                except OSError:
+                    pass
+            rc = p.wait()
+        finally:
+            timer.cancel()
     elapsed = time.monotonic() - started
     reap(spare=(RESIDENT["proc"].pid,) if RESIDENT["proc"] is not None else ())
-    return finish(req, rc, elapsed, before)
+    if req.get("measure"):
+        measure(req["measure"])
+    reply, payload = finish(req, rc, elapsed, before)
+    reply["timed_out"] = bool(fired) and rc == -signal.SIGKILL
+    return reply, payload
+
+
+def tree_kb(top):
+    """The KiB `du -sk` gives for `top`: every file's blocks once (hard links once), not
+    following links."""
+    seen, total, stack = set(), os.lstat(top).st_blocks * 512, [top]
+    while stack:
+        try:
+            it = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if st.st_nlink > 1:
+                    if (st.st_dev, st.st_ino) in seen:
+                        continue
+                    seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+    return (total + 1023) // 1024
+
+
+def own_tmpfs(path):
+    """Whether `path` is a tmpfs mount of its own (by the mount table: on fuse-overlayfs a
+    directory's device number can differ from its parent's without a mount)."""
+    try:
+        with open("/proc/self/mounts") as f:
+            return any(len(m) > 2 and m[1] == path and m[2] == "tmpfs"
+                       for m in (line.split() for line in f))
+    except OSError:
+        return False
+
+
+def measure(path):
+    """The repository's size into `path`, as `du -sk .` writes it. A repository in its own
+    file system (a tmpfs) is measured by that file system's use, which nothing in it can
+    hide (a directory made unreadable would hide its files from a walk)."""
+    try:
+        if own_tmpfs(ROOT):
+            st = os.statvfs(ROOT)
+            kb = (st.f_blocks - st.f_bfree) * st.f_frsize // 1024
+        else:
+            kb = tree_kb(ROOT)
+        with open(path, "w") as f:
+            f.write("%d\t.\n" % kb)
+    except OSError:
+        pass
 
 
 def finish(req, rc, elapsed, before):
@@ -246,8 +317,7 @@ def finish(req, rc, elapsed, before):
             files.append([name, len(blob)])
             payload.append(blob)
     return {
-        # `timeout` exits with the command's status, or dies by the signal that killed the
-        # command (and by SIGKILL when it fired).
+        # The command's status, or the signal that killed it (SIGKILL at the deadline).
         "rc": rc if rc >= 0 else None,
         "signal": -rc if rc < 0 else None,
         "elapsed": elapsed,
@@ -258,7 +328,13 @@ def finish(req, rc, elapsed, before):
     }, payload
 
 
+# A command in a process group of its own (`process_group` from Python 3.11).
+NEW_GROUP = {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
+
+
 def main():
+    # No core files from anything started here (inherited by every command).
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     reap()
     OUT.write(b'{"ready": true}\n')
     OUT.flush()

@@ -251,8 +251,8 @@ fn watchdog_replaces_a_stuck_container() {
     let mut w = env.worker(0).unwrap();
     w.exec("echo dirty > /testbed/left-behind", Duration::from_secs(5))
         .unwrap();
-    // $PPID is `timeout`; its parent is the agent: stop it.
-    let script = "read -r _ _ _ agent _ < /proc/$PPID/stat; kill -STOP $agent; sleep 1000";
+    // $PPID is the agent (it starts the command's bash itself): stop it.
+    let script = "kill -STOP $PPID; sleep 1000";
     let started = Instant::now();
     let o = w.exec(script, Duration::from_secs(1)).unwrap();
     let took = started.elapsed();

@@ -7,6 +7,13 @@
 //! - 2 cheats (a pytest plugin through `pyproject.toml`: reward 0, flagged);
 //! - 2 probes that time `reset` and `bash true` over and over while the others run.
 //!
+//! Each agent but the probes thinks before each call, as a trainer's policy generates its next
+//! action: `SWE_FORGE_LOAD_THINK_MS` (default 1000; 0 makes the load closed, every agent's next
+//! call leaving the moment the last one answered, which keeps a small machine saturated).
+//!
+//! The server runs with `--max-sessions 24 --pool 8`, and the load starts once its warm pool is
+//! full, as an operator starts a trainer once the server is ready.
+//!
 //! It prints episodes per minute and the probes' p50/p99, asserts every reward and the
 //! latency bounds (`reset` p99 ≤ 1 s, `bash true` p99 ≤ 100 ms), and that no container is
 //! left. A benchmark (BENCHMARKS.md, "serve under load"): `#[ignore]`d, as 16 containers and
@@ -44,6 +51,22 @@ fn call(url: &str, path: &str, body: &Value) -> (u16, Value) {
         st,
         serde_json::from_str(&text).unwrap_or(Value::String(text)),
     )
+}
+
+/// How long an agent thinks before each call (`SWE_FORGE_LOAD_THINK_MS`).
+fn think_time() -> Duration {
+    Duration::from_millis(
+        std::env::var("SWE_FORGE_LOAD_THINK_MS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1000),
+    )
+}
+
+/// An agent's `step`, after it thought.
+fn act(url: &str, sid: &str, tool: &str, args: Value) -> Value {
+    std::thread::sleep(think_time());
+    step(url, sid, tool, args)
 }
 
 fn step(url: &str, sid: &str, tool: &str, args: Value) -> Value {
@@ -90,17 +113,18 @@ fn quantile(xs: &mut [f64], q: f64) -> f64 {
 
 /// One agent's episode: what it earned and how its submit ended.
 fn episode(url: &str, kind: &str, task: &Value) -> Option<(f64, String, f64)> {
+    std::thread::sleep(think_time());
     let sid = reset(url, &shown(task))?;
     match kind {
         "gold" => {
             let patch = task["patch"].as_str().unwrap();
-            step(
+            act(
                 url,
                 &sid,
                 "write_file",
                 json!({"path": ".fix.diff", "content": patch}),
             );
-            let r = step(
+            let r = act(
                 url,
                 &sid,
                 "bash",
@@ -109,7 +133,7 @@ fn episode(url: &str, kind: &str, task: &Value) -> Option<(f64, String, f64)> {
             assert_eq!(r["observation"]["exit_code"], 0, "{r}");
         }
         "sleeper" => {
-            step(
+            act(
                 url,
                 &sid,
                 "bash",
@@ -118,9 +142,9 @@ fn episode(url: &str, kind: &str, task: &Value) -> Option<(f64, String, f64)> {
         }
         "looper" => {
             let file = task["metadata"]["location"]["file"].as_str().unwrap();
-            let r = step(url, &sid, "read_file", json!({"path": file}));
+            let r = act(url, &sid, "read_file", json!({"path": file}));
             let content = r["observation"]["content"].as_str().unwrap_or_default();
-            step(
+            act(
                 url,
                 &sid,
                 "write_file",
@@ -132,13 +156,13 @@ fn episode(url: &str, kind: &str, task: &Value) -> Option<(f64, String, f64)> {
                           def pytest_runtest_makereport(item, call):\n    outcome = yield\n    \
                           report = outcome.get_result()\n    report.outcome = \"passed\"\n    \
                           report.longrepr = None\n";
-            step(
+            act(
                 url,
                 &sid,
                 "write_file",
                 json!({"path": "zzplugin2.py", "content": plugin}),
             );
-            step(
+            act(
                 url,
                 &sid,
                 "bash",
@@ -147,6 +171,7 @@ fn episode(url: &str, kind: &str, task: &Value) -> Option<(f64, String, f64)> {
         }
         _ => unreachable!(),
     }
+    std::thread::sleep(think_time());
     let t = Instant::now();
     let r = step(url, &sid, "submit", json!({}));
     Some((
@@ -207,7 +232,7 @@ fn serve_bin(tasks: &Path, db: &Path) -> Served {
             "--max-sessions",
             "24",
             "--pool",
-            "4",
+            "8",
             "--db",
         ])
         .arg(db)
@@ -244,6 +269,17 @@ fn bench_sixteen_sessions_in_docker() {
     let served = serve_bin(&tasks_file, &dir.path().join("serve.db"));
     let url = served.url.as_str();
     let pid = served.child.id();
+    // As an operator starts a trainer: once the server's warm pool is full.
+    let warming = Instant::now();
+    while warming.elapsed() < Duration::from_secs(120) {
+        let mut resp = agent().get(&format!("{url}/health")).call().unwrap();
+        let h: Value = serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap();
+        if h["warm"].as_u64().unwrap_or(0) >= 8 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    println!("pool warm after {:.1} s", warming.elapsed().as_secs_f64());
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let results: Mutex<Vec<(String, f64, String, f64)>> = Mutex::new(Vec::new());
     let resets: Mutex<Vec<f64>> = Mutex::new(Vec::new());
@@ -335,6 +371,7 @@ fn bench_sixteen_sessions_in_docker() {
         quantile(&mut quick, 0.5),
         quantile(&mut quick, 0.99),
     );
+    println!("think time: {:?}", think_time());
     println!(
         "endless-loop submits: {loops:?} s (budget per run: CPU {:?}, wall {:?})",
         budget.cpu, budget.wall

@@ -6,7 +6,8 @@
 //! 0.1–0.2 s on a slow engine, so each worker keeps one exec open: a small Python agent
 //! (`dockerfiles/agent.py`, run by the system interpreter in isolated mode) that reads
 //! requests on its stdin and answers on its stdout, length-framed. For each command it runs
-//! `timeout -s KILL <secs> bash -c <script>` at /testbed, output to files in the scratch dir
+//! `bash -c <script>` at /testbed in a process group of its own, which it kills (SIGKILL) at
+//! the deadline, output to files in the scratch dir
 //! (memory is bounded by the container's cgroup, not by an address-space limit), then kills
 //! every process the user still has (`kill(-1)`), and answers with the exit status, the
 //! container's OOM-kill count, the output, and the small files of the scratch dir (reading
@@ -19,7 +20,7 @@
 //! command wrecked `.git`) replaces the container, which is clean by construction.
 //!
 //! Containers: network `none`, memory = memory+swap limit, pids limit (the command's budget plus
-//! 4 for init, sleep, the agent and `timeout`), 1 CPU, tmpfs at /tmp and /scratch,
+//! 4 for init, sleep, the agent and one spare), 1 CPU, tmpfs at /tmp and /scratch,
 //! `no-new-privileges`, all capabilities dropped; named `swe-forge-<seed>-<run id>-w<i>` and
 //! labelled `swe-forge.run`, `swe-forge.owner-pid`, `swe-forge.owner-start` (the owner's start
 //! time, against pid reuse), `swe-forge.owner-host`, `swe-forge.seed`. Containers are removed

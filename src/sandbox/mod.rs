@@ -209,6 +209,24 @@ pub trait Worker: Send {
     /// Run a shell script at the repository root with a hard timeout; the whole process tree is
     /// killed when it fires, and after the script ends.
     fn exec(&mut self, script: &str, timeout: Duration) -> Result<ExecOutput, SandboxError>;
+
+    /// [`Worker::exec`], then the repository's size written to the file `size_file` as
+    /// `du -sk .` writes it (KiB, a tab, the path), whatever the script's exit: where a
+    /// session's growth is watched. `script` runs in a subshell of its own.
+    fn exec_and_measure(
+        &mut self,
+        script: &str,
+        timeout: Duration,
+        size_file: &str,
+    ) -> Result<ExecOutput, SandboxError> {
+        self.exec(
+            &format!(
+                "(\n{script}\n)\nrc=$?\ndu -sk . 2>/dev/null > {}\nexit $rc",
+                shell_quote(size_file)
+            ),
+            timeout,
+        )
+    }
     /// `git apply` a unified diff at the repository root.
     fn apply_patch(&mut self, patch: &str) -> Result<(), SandboxError>;
     /// Restore the clean tree: tracked files back to the commit, untracked files removed.
@@ -244,6 +262,14 @@ pub trait Worker: Send {
         Err(SandboxError::Other(
             "this sandbox cannot load a repository tree into a worker".to_string(),
         ))
+    }
+
+    /// Let interactive work run first: this worker's processes get a lower CPU weight (a
+    /// grader, whose caller waits for its whole run, beside sessions that wait on each step),
+    /// never so low that a run of its waits out its wall limit on a busy machine. `Ok` and
+    /// nothing done where the sandbox has no weights.
+    fn yield_cpu(&mut self) -> Result<(), SandboxError> {
+        Ok(())
     }
 
     /// Bring this worker back to the state it started in, as a worker of its image with no

@@ -37,7 +37,11 @@ pub const EXCEEDED_STORAGE: &str = "exceeded-storage";
 pub(super) fn tree_growth_kb(s: &mut Session) -> Option<u64> {
     let w = s.worker.as_deref_mut()?;
     let text = w.read_scratch(tools::TREE_KB_FILE).ok()??;
-    let kb: u64 = String::from_utf8_lossy(&text).trim().parse().ok()?;
+    let kb: u64 = String::from_utf8_lossy(&text)
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
     let start = *s.tree_kb_start.get_or_insert(kb);
     Some(kb.saturating_sub(start))
 }

@@ -326,8 +326,6 @@ fn run_graded(
     let n = server
         .made
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    // At the same CPU weight as the sessions: a grader given less is starved on a loaded
-    // machine until its wall limit fires, and a right fix then earns 0 (`timeout`).
     let (mut grader, how) = match used.and_then(|w| server.as_grader(s, w)) {
         Some(w) => (w, "session"),
         None => (
@@ -337,6 +335,11 @@ fn run_graded(
             "fresh",
         ),
     };
+    // Sessions' steps first: at a quarter of their CPU weight (not the least, where graders
+    // starved under load until their wall limit graded right fixes `timeout`).
+    if let Err(e) = grader.yield_cpu() {
+        tracing::debug!(session = %s.id, "a grader at the sessions' weight: {e}");
+    }
     let runner = lock(&server.envs).runner(task, s.kind)?;
     let listed = task.listed_tests();
     // From the task's own recorded runs, with a CPU limit: an edit that loops is stopped

@@ -451,16 +451,17 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
     };
     let mut session = Session::new(task, worker, env, kind, Some(slot));
     session.recycle_to = recycle_to;
-    // The repository's size now: what `--max-tree-mb` counts from.
-    session.tree_kb_start = session.worker.as_deref_mut().and_then(|w| {
-        let out = w
-            .exec(
-                "du -sk . 2>/dev/null | cut -f1",
-                std::time::Duration::from_secs(60),
-            )
-            .ok()?;
-        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
-    });
+    // The repository's size now, measured as each `bash` step measures it: what
+    // `--max-tree-mb` counts from.
+    if let Some(w) = session.worker.as_deref_mut() {
+        let size = format!("{}/{}", w.scratch(), tools::TREE_KB_FILE);
+        if w
+            .exec_and_measure(":", std::time::Duration::from_secs(60), &size)
+            .is_ok()
+        {
+            tree_growth_kb(&mut session);
+        }
+    }
     let t = &*server.task(task);
     let shown = server.shown_id(task);
     let local = kind == crate::sandbox::SandboxKind::Local;

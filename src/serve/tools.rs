@@ -196,7 +196,8 @@ fn env_err(e: impl std::fmt::Display) -> ToolError {
 }
 
 /// `bash`.
-/// The scratch file where a `bash` step leaves the repository's size (KiB, `du -sk`).
+/// The scratch file where a `bash` step leaves the repository's size (`du -sk`'s line: KiB,
+/// then the path).
 pub const TREE_KB_FILE: &str = "tree_kb";
 
 /// `bash`: the command in a subshell (its `exit` and traps stay its own), no file it writes
@@ -208,13 +209,10 @@ pub fn bash(worker: &mut dyn Worker, args: &Value, max_file_kb: u64) -> Result<V
         .and_then(Value::as_u64)
         .unwrap_or(BASH_TIMEOUT_S)
         .clamp(1, BASH_TIMEOUT_MAX_S);
-    let size = shell_quote(&format!("{}/{TREE_KB_FILE}", worker.scratch()));
-    let script = format!(
-        "ulimit -f {max_file_kb}\n(\n{command}\n) 2>&1\nrc=$?\n\
-         du -sk . 2>/dev/null | cut -f1 > {size}\nexit $rc"
-    );
+    let size = format!("{}/{TREE_KB_FILE}", worker.scratch());
+    let script = format!("ulimit -f {max_file_kb}\n(\n{command}\n) 2>&1");
     let out = worker
-        .exec(&script, Duration::from_secs(timeout))
+        .exec_and_measure(&script, Duration::from_secs(timeout), &size)
         .map_err(env_err)?;
     let mut all = out.stdout;
     all.extend_from_slice(&out.stderr);

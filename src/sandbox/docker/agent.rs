@@ -45,6 +45,10 @@ pub(super) struct Request<'a> {
     pub(super) file_cap: u64,
     /// Bytes of stdin following the request line.
     pub(super) stdin: usize,
+    /// After the command, the repository's size into this scratch file (`du -sk`'s line),
+    /// measured by the agent itself (see `Worker::exec_and_measure`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) measure: Option<&'a str>,
     /// Run through the resident runner instead of `script` (see `resident_run`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) resident: Option<serde_json::Value>,
@@ -63,6 +67,7 @@ impl<'a> Request<'a> {
     ) -> Request<'a> {
         Request {
             resident: None,
+            measure: None,
             script,
             args,
             timeout: timeout.as_secs_f64(),
@@ -93,6 +98,10 @@ pub(super) struct Reply {
     pub(super) signal: Option<i32>,
     #[serde(default)]
     pub(super) elapsed: f64,
+    /// The agent's deadline killed the command (a plain command's answer; a resident run's
+    /// is read from its signal and elapsed time).
+    #[serde(default)]
+    pub(super) timed_out: bool,
     #[serde(default)]
     pub(super) oom_kills: u64,
     /// (bytes sent, size of the output)

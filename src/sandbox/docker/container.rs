@@ -29,7 +29,15 @@ pub(super) struct ContainerSpec {
     /// A tmpfs at the repository root, owned by the test user (see
     /// [`DockerEnv::tree_in_memory`](super::worker::DockerEnv)).
     pub(super) tree_in_memory: bool,
+    /// The container's CPU shares, where not Docker's default (see [`GRADER_CPU_SHARES`]).
+    pub(super) cpu_shares: Option<i64>,
 }
+
+/// The CPU shares of a container that grades (Docker's default is 1024): a quarter of an
+/// interactive session's weight, so that a session's step on a loaded machine runs before the
+/// graders' tests, yet never so little that a grader waits past its wall limit for the CPU
+/// (Docker's minimum, 2, starved graders until right fixes were graded `timeout`).
+pub(super) const GRADER_CPU_SHARES: i64 = 256;
 
 /// Whether containers may still be created: [`cleanup_active_runs`](super::cleanup_active_runs)
 /// takes it for writing and closes it, so that no container is created while, or after, it
@@ -63,6 +71,7 @@ pub(super) fn start_container(
         memory_swap: Some(mem),
         pids_limit: Some((spec.limits.pids + 4).min(i64::MAX as u64) as i64),
         nano_cpus: Some(1_000_000_000),
+        cpu_shares: spec.cpu_shares,
         init: Some(true),
         auto_remove: Some(false),
         cap_drop: Some(vec!["ALL".into()]),

@@ -112,6 +112,7 @@ impl DockerEnv {
             limits: self.limits.clone(),
             fast_root: self.fast_root,
             tree_in_memory: self.tree_in_memory,
+            cpu_shares: None,
         };
         let id = start_container(&client, &spec)?;
         let mut worker = DockerWorker {
@@ -390,14 +391,32 @@ impl DockerWorker {
         ))
     }
 
+    /// `exec`, the repository's size measured into `measure` when given.
+    fn exec_measured(
+        &mut self,
+        script: &str,
+        timeout: Duration,
+        measure: Option<&str>,
+    ) -> Result<ExecOutput, SandboxError> {
+        if let Some(out) = self.exec_once(script, timeout, None, measure)? {
+            return Ok(out);
+        }
+        tracing::warn!(container = %self.spec.name, "git reset failed; replacing the container");
+        self.replace()?;
+        self.exec_once(script, timeout, None, measure)?
+            .ok_or_else(|| SandboxError::Reset("a fresh container could not be reset".into()))
+    }
+
     fn exec_once(
         &mut self,
         script: &str,
         timeout: Duration,
         resident: Option<&serde_json::Value>,
+        measure: Option<&str>,
     ) -> Result<Option<ExecOutput>, SandboxError> {
         let request = Request {
             resident: resident.cloned(),
+            measure,
             script,
             args: &[],
             timeout: timeout.as_secs_f64().max(0.001),
@@ -490,8 +509,9 @@ impl DockerWorker {
             }
         }
         let duration = Duration::from_secs_f64(r.elapsed.max(0.0));
-        // `timeout` fires at the deadline; allow for the rounding of its argument.
-        let reached = duration + Duration::from_millis(50) >= timeout;
+        // The agent says when its deadline fired; a resident run's answer is read from its
+        // time (allowing for the rounding of its deadline).
+        let reached = r.timed_out || duration + Duration::from_millis(50) >= timeout;
         let (end, exit_code, signal) = match (r.signal, r.rc) {
             (Some(libc::SIGKILL), _) if r.oom_kills == 0 && reached => {
                 (RunEnd::TimedOut, None, Some(libc::SIGKILL))
@@ -543,6 +563,18 @@ impl Worker for DockerWorker {
         Ok(())
     }
 
+    fn yield_cpu(&mut self) -> Result<(), SandboxError> {
+        // Kept in the spec: a container that replaces this one starts with it.
+        self.spec.cpu_shares = Some(super::container::GRADER_CPU_SHARES);
+        let update = bollard::models::ContainerUpdateBody {
+            cpu_shares: self.spec.cpu_shares,
+            ..Default::default()
+        };
+        self.client
+            .block_on(self.client.docker().update_container(&self.id, update))
+            .map_err(|e| SandboxError::Other(format!("docker update --cpu-shares: {e}")))
+    }
+
     fn recycle(&mut self) -> Result<(), SandboxError> {
         if !self.spec.tree_in_memory {
             return Err(SandboxError::Other(
@@ -576,13 +608,18 @@ impl Worker for DockerWorker {
     }
 
     fn exec(&mut self, script: &str, timeout: Duration) -> Result<ExecOutput, SandboxError> {
-        if let Some(out) = self.exec_once(script, timeout, None)? {
-            return Ok(out);
-        }
-        tracing::warn!(container = %self.spec.name, "git reset failed; replacing the container");
-        self.replace()?;
-        self.exec_once(script, timeout, None)?
-            .ok_or_else(|| SandboxError::Reset("a fresh container could not be reset".into()))
+        self.exec_measured(script, timeout, None)
+    }
+
+    fn exec_and_measure(
+        &mut self,
+        script: &str,
+        timeout: Duration,
+        size_file: &str,
+    ) -> Result<ExecOutput, SandboxError> {
+        // The agent measures (no `du` process: on a loaded machine each process a step starts
+        // adds to its latency).
+        self.exec_measured(script, timeout, Some(size_file))
     }
 
     fn resident_run(
@@ -615,12 +652,12 @@ impl Worker for DockerWorker {
         });
         self.resident_unsafe = None;
         self.resident_lost = false;
-        let out = match self.exec_once("", timeout, Some(&payload))? {
+        let out = match self.exec_once("", timeout, Some(&payload), None)? {
             Some(out) => out,
             None => {
                 tracing::warn!(container = %self.spec.name, "git reset failed; replacing the container");
                 self.replace()?;
-                self.exec_once("", timeout, Some(&payload))?
+                self.exec_once("", timeout, Some(&payload), None)?
                     .ok_or_else(|| {
                         SandboxError::Reset("a fresh container could not be reset".into())
                     })?
