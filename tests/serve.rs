@@ -722,7 +722,7 @@ fn in_docker_scripted_agents_load_and_faults() {
             &tasks_file,
             &dir.path().join("recycle.db"),
             "docker",
-            &["--pool", "1", "--max-sessions", "6"],
+            &["--pool", "1", "--max-sessions", "6", "--max-tree-mb", "16"],
             None,
         );
         let counter = |name: &str| {
@@ -809,6 +809,17 @@ fn in_docker_scripted_agents_load_and_faults() {
         for h in held {
             r2.call("POST", "/close", Some(&json!({"session_id": h})));
         }
+        // The repository's growth is measured by its file system (a tmpfs here): 20 MiB in a
+        // directory made unreadable, which a walk of the tree (`du`) would not see, ends the
+        // episode at `--max-tree-mb 16`, though no one file passes 16 MiB.
+        let hider = r2.reset(id);
+        let (_, r) = r2.step(
+            &hider,
+            "bash",
+            json!({"command": "mkdir hid && for f in a b; do dd if=/dev/zero of=hid/$f bs=1M count=10 2>/dev/null; done; chmod 000 hid"}),
+        );
+        assert_eq!(r["done"], true, "{r}");
+        assert_eq!(r["info"]["failure_type"], "exceeded-storage", "{r}");
         let pid = r2.child.id();
         Command::new("kill").arg(pid.to_string()).output().unwrap();
         let mut r2 = r2;
