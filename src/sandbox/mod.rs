@@ -227,6 +227,7 @@ pub trait Worker: Send {
             timeout,
         )
     }
+
     /// `git apply` a unified diff at the repository root.
     fn apply_patch(&mut self, patch: &str) -> Result<(), SandboxError>;
     /// Restore the clean tree: tracked files back to the commit, untracked files removed.

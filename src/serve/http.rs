@@ -455,8 +455,7 @@ pub fn do_reset(server: &Server, req: &Value) -> Result<Value, ApiError> {
     // `--max-tree-mb` counts from.
     if let Some(w) = session.worker.as_deref_mut() {
         let size = format!("{}/{}", w.scratch(), tools::TREE_KB_FILE);
-        if w
-            .exec_and_measure(":", std::time::Duration::from_secs(60), &size)
+        if w.exec_and_measure(":", std::time::Duration::from_secs(60), &size)
             .is_ok()
         {
             tree_growth_kb(&mut session);
