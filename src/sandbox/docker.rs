@@ -20,7 +20,7 @@
 //! command wrecked `.git`) replaces the container, which is clean by construction.
 //!
 //! Containers: network `none`, memory = memory+swap limit, pids limit (the command's budget plus
-//! 4 for init, sleep, the agent and one spare), 1 CPU, tmpfs at /tmp and /scratch,
+//! 4 for init, sleep, the agent and the resident runner), 1 CPU, tmpfs at /tmp and /scratch,
 //! `no-new-privileges`, all capabilities dropped; named `swe-forge-<seed>-<run id>-w<i>` and
 //! labelled `swe-forge.run`, `swe-forge.owner-pid`, `swe-forge.owner-start` (the owner's start
 //! time, against pid reuse), `swe-forge.owner-host`, `swe-forge.seed`. Containers are removed
