@@ -13,6 +13,10 @@ use std::time::Duration;
 
 /// A run of chosen tests may take this many times their baseline time ([`Baseline::budget_for`]).
 pub const PER_TEST_FACTOR: f64 = 3.0;
+/// A test's budget is this many times the longest baseline duration of its file's tests…
+pub const TEST_BUDGET_FACTOR: f64 = 10.0;
+/// …plus this many seconds (and what [`Baseline::file_budgets`] adds).
+pub const TEST_BUDGET_FLOOR_S: f64 = 2.0;
 
 /// How the baseline is taken and how later timeouts derive from it.
 #[derive(Clone, Debug)]
@@ -111,6 +115,38 @@ impl Baseline {
     pub fn mean_cpu_s(&self) -> Option<f64> {
         let cpu: Vec<f64> = self.runs.iter().filter_map(|r| r.cpu_s).collect();
         (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64)
+    }
+
+    /// Seconds any one test of a file may take in a verification run (setup to teardown),
+    /// by file (`file_of` maps a test id to its file): [`TEST_BUDGET_FACTOR`] × the longest
+    /// baseline duration of the file's stable tests, plus what a test can pay in a run of a
+    /// few tests that the baseline charged elsewhere (the suite's fixed cost, its wall time
+    /// less its tests', where a lazy import may fall, and the longest test of the suite's
+    /// first file, where fixtures of session scope are set up), plus
+    /// [`TEST_BUDGET_FLOOR_S`]. A test past its budget ends its run as a time-out: a wait that
+    /// is never signalled, or an endless loop, costs about that, not the whole run's limit.
+    pub fn file_budgets(&self, file_of: &dyn Fn(&str) -> String) -> BTreeMap<String, f64> {
+        let mut longest: BTreeMap<String, f64> = BTreeMap::new();
+        for t in &self.stable_pass {
+            let d = self.durations.get(t).copied().unwrap_or(0.0).max(0.0);
+            let e = longest.entry(file_of(t)).or_insert(0.0);
+            *e = e.max(d);
+        }
+        let first = self
+            .suite_order
+            .first()
+            .and_then(|f| longest.get(f))
+            .copied()
+            .unwrap_or(0.0);
+        let tests: f64 = self.durations.values().sum();
+        let fixed = (self.suite_seconds - tests).max(0.0);
+        longest
+            .into_iter()
+            .map(|(f, d)| {
+                let b = TEST_BUDGET_FLOOR_S + TEST_BUDGET_FACTOR * d + first + fixed;
+                (f, (b * 1000.0).round() / 1000.0)
+            })
+            .collect()
     }
 
     /// The limits of a verification run.
@@ -401,6 +437,28 @@ mod tests {
         )
         .unwrap();
         (b, ids)
+    }
+
+    #[test]
+    fn each_file_s_tests_get_a_budget_from_its_longest_test() {
+        // 4 tests of 0.1 s in a suite of 2 s: 1.6 s of fixed cost.
+        let (mut b, _) = passing_baseline(4, 0.1, 2.0);
+        b.durations.insert("t3".into(), 0.5);
+        b.suite_order = vec!["a".into(), "b".into()];
+        let file_of = |t: &str| if t < "t2" { "a" } else { "b" }.to_string();
+        let budgets = b.file_budgets(&file_of);
+        let fixed = 2.0 - (0.1 + 0.1 + 0.1 + 0.5);
+        // a: 2 + 10 x 0.1 + a's longest (the first file's) + the fixed cost.
+        assert!(
+            (budgets["a"] - (2.0 + 1.0 + 0.1 + fixed)).abs() < 1e-3,
+            "{budgets:?}"
+        );
+        // b: its longest test is 0.5 s.
+        assert!(
+            (budgets["b"] - (2.0 + 5.0 + 0.1 + fixed)).abs() < 1e-3,
+            "{budgets:?}"
+        );
+        assert_eq!(budgets.len(), 2);
     }
 
     #[test]

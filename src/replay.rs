@@ -248,6 +248,7 @@ impl Environments {
             // The listed tests are (nearly) the stable suite: a long selection then names
             // the files most of whose tests it asks for rather than every id.
             known_tests: task.listed_tests(),
+            test_budgets: None,
         }
     }
 

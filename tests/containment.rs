@@ -39,6 +39,47 @@ fn endless_loop_times_out_and_the_run_continues() {
     assert!(processes_under(&dir.path().join("tmp")).is_empty());
 }
 
+/// A mutant whose test waits for an event no one sets (30 s, no CPU) is stopped by the test's
+/// own budget from the baseline, long before the run's limits, as `timeout` naming the test:
+/// under the resident runner and under fresh processes (the full protocol) alike.
+#[test]
+fn a_test_that_waits_past_its_budget_is_a_timeout_under_both_runners() {
+    for runner in ["resident", "fresh"] {
+        let (out, dir) = run_fixture("wait_mutant", &["--runner", runner]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let s = summary(&out);
+        let seed = seed_summary(&s, "wait_mutant");
+        assert_eq!(seed["status"], "done", "{seed}");
+        assert_eq!(seed["runner"], runner, "{seed}");
+        let waits: Vec<serde_json::Value> = candidate_lines(dir.path())
+            .into_iter()
+            .filter(|c| {
+                c["file"] == "waiter/core.py"
+                    && c["bug_patch"]
+                        .as_str()
+                        .is_some_and(|p| p.contains("+        if len(out) > len(items):"))
+            })
+            .collect();
+        assert_eq!(waits.len(), 1, "{runner}: the `>` mutant was not sampled");
+        let c = &waits[0];
+        assert_eq!(c["reason"], "timeout", "{runner}: {c}");
+        let detail = c["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains("tests/test_core.py::test_gather_copies_in_order")
+                && detail.contains("ran past its budget"),
+            "{runner}: {detail}"
+        );
+        // The other candidates are decided as usual: `total`'s are killed.
+        assert!(
+            candidate_lines(dir.path())
+                .iter()
+                .any(|c| c["reason"].is_null() || c["reason"] == "accepted"),
+            "{runner}: no task"
+        );
+        assert!(processes_under(&dir.path().join("tmp")).is_empty());
+    }
+}
+
 /// A mutant that forks without bound is capped by the process limit and rejected as
 /// `resource-limit`; its children are all gone afterwards.
 #[test]

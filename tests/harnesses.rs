@@ -187,6 +187,30 @@ fn evaluate(
         .collect()
 }
 
+/// What the harness saw for `ids` in run `run_id`: each instance's entry of our results file
+/// (status, failed tests) and the last lines of the test output the harness kept.
+fn why_unresolved(report: &Path, run_id: &str, ids: &[&String]) -> String {
+    let results: Value = std::fs::read(report.join(format!("results.{run_id}.json")))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(Value::Null);
+    let mut out = String::new();
+    for id in ids {
+        let entry = &results["instances"][id.as_str()];
+        out.push_str(&format!("{id}: {entry}\n"));
+        let Some(dir) = entry["log_dir"].as_str() else {
+            continue;
+        };
+        for log in ["test_output.txt", "run_instance.log"] {
+            let text = std::fs::read_to_string(Path::new(dir).join(log)).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = lines[lines.len().saturating_sub(60)..].join("\n");
+            out.push_str(&format!("--- {log} (last 60 lines)\n{tail}\n"));
+        }
+    }
+    out
+}
+
 /// A predictions file `DIR/<model>.jsonl`: `patch` for the first `n` records.
 fn predictions(dir: &Path, model: &str, records: &[Value], n: usize, patch: &str) -> PathBuf {
     let path = dir.join(format!("{model}.jsonl"));
@@ -243,7 +267,8 @@ fn swebench_gold_and_empty(test: &str, demo: Demo) {
     let unresolved: Vec<&String> = gold.iter().filter(|(_, r)| !r).map(|(i, _)| i).collect();
     assert!(
         unresolved.is_empty(),
-        "gold left unresolved: {unresolved:?}"
+        "gold left unresolved: {unresolved:?}\n{}",
+        why_unresolved(report.path(), "gold", &unresolved)
     );
 
     let empty = predictions(report.path(), "empty", &records, usize::MAX, "");

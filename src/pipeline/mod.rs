@@ -352,6 +352,7 @@ fn runner_spec(cfg: &RunConfig, repo: &Repo, sandbox: SandboxKind) -> RunnerSpec
         test_files: repo.profile.test_files.clone(),
         source_roots: repo.profile.python_path.clone(),
         known_tests: Vec::new(),
+        test_budgets: None,
     }
 }
 

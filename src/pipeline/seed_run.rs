@@ -134,6 +134,12 @@ pub(super) fn run_seed(
         qualified
     };
     spec.known_tests = baseline_ids(&baseline);
+    // Per-file test budgets (a runner that cannot enforce them ignores them).
+    spec.test_budgets = Some(std::sync::Arc::new(baseline.file_budgets(&|t: &str| {
+        toolchain
+            .test_file(t, &repo.profile.test_files)
+            .unwrap_or_else(|| t.to_string())
+    })));
     let qualified = match cfg.runner {
         RunnerMode::Resident => Some(qualify(&|w| {
             let _span = tracing::info_span!("seed", seed = %seed.name).entered();

@@ -17,9 +17,17 @@
 # (`trace`: the coverage tracer may have missed lines while it ran). Per-test coverage cannot
 # see what such a test depends on; every other test depends only on the lines it ran. Seen
 # through an audit hook (Python >= 3.8), from the test's setup to its teardown.
+# Where the run gives budgets (`SWE_FORGE_TEST_BUDGETS`: a JSON object from a test file to
+# the seconds any one of its tests may take, setup to teardown), a watchdog thread ends the
+# run at the first test past its file's budget: it writes `<seconds>\t<test id>` to
+# `over-budget.txt` beside the JUnit report and exits (status 124), so a wait that is never
+# signalled or an endless loop costs about its budget, not the whole run's limit.
+import json
 import os
 import random
 import sys
+import threading
+import time
 
 import pytest
 
@@ -116,7 +124,87 @@ except Exception:
     pass
 
 
+try:
+    _BUDGETS = json.loads(os.environ.get("SWE_FORGE_TEST_BUDGETS") or "{}")
+    if not isinstance(_BUDGETS, dict):
+        _BUDGETS = {}
+except Exception:
+    _BUDGETS = {}
+OVER_BUDGET = "over-budget.txt"
+_watch = {"deadline": None, "test": None, "budget": None, "dir": None, "thread": None}
+_watch_cond = threading.Condition()
+
+
+def pytest_configure(config):
+    try:
+        path = getattr(config.option, "xmlpath", None)
+        if path:
+            _watch["dir"] = os.path.dirname(os.path.abspath(path))
+    except Exception:
+        pass
+
+
+def _over_budget(test, budget):
+    try:
+        if _watch["dir"]:
+            with open(os.path.join(_watch["dir"], OVER_BUDGET), "w") as f:
+                f.write("%.3f\t%s\n" % (budget, test))
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.write("\nswe-forge: %s ran past its budget of %.1fs\n" % (test, budget))
+                stream.flush()
+            except Exception:
+                pass
+    finally:
+        os._exit(124)
+
+
+def _watchdog():
+    with _watch_cond:
+        while True:
+            deadline = _watch["deadline"]
+            if deadline is None:
+                _watch_cond.wait()
+                continue
+            left = deadline - time.monotonic()
+            if left > 0:
+                _watch_cond.wait(left)
+                continue
+            _over_budget(_watch["test"], _watch["budget"])
+
+
+def _arm(nodeid):
+    budget = _BUDGETS.get(nodeid.split("::")[0])
+    if not isinstance(budget, (int, float)) or budget <= 0:
+        return
+    try:
+        with _watch_cond:
+            _watch["test"] = nodeid
+            _watch["budget"] = float(budget)
+            _watch["deadline"] = time.monotonic() + float(budget)
+            if _watch["thread"] is None:
+                t = threading.Thread(target=_watchdog, name="swe-forge-budget", daemon=True)
+                t.start()
+                _watch["thread"] = t
+            _watch_cond.notify()
+    except Exception:  # an observer never breaks a run
+        pass
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    if _watch["deadline"] is None:
+        return
+    try:
+        with _watch_cond:
+            _watch["deadline"] = None
+            _watch_cond.notify()
+    except Exception:
+        pass
+
+
 def pytest_runtest_logstart(nodeid, location):
+    if _BUDGETS:
+        _arm(nodeid)
     try:
         _state["start"] = random._inst.getstate()
     except Exception:

@@ -14,6 +14,8 @@ const REPORT: &str = "report.xml";
 pub(crate) const PROBE: &str = include_str!("probe.py");
 pub(crate) const PROBE_MODULE: &str = "swe_forge_probe";
 const PROBE_DIR: &str = "probe";
+/// What the probe writes, beside the report, when a test ran past its file's budget.
+const OVER_BUDGET: &str = "over-budget.txt";
 const COVERAGE_JSON: &str = "coverage.json";
 /// Failures as Python prints them: pytest's own traceback styles parse each test file's whole
 /// source with `ast` for every entry of every failure (2 s for seven failures in a 6,000-line
@@ -46,6 +48,10 @@ pub struct Pytest {
     /// The options that decide what runs (a grading command's, see
     /// [`crate::grading::Grading::options`]); `None`: [`GRADING_OPTIONS`].
     pub options: Option<Vec<String>>,
+    /// Seconds any one test of a file may take (from the baseline, see
+    /// [`crate::baseline::Baseline::file_budgets`]): the probe ends a run at the first test
+    /// past its file's budget, and the run is a time-out. `None` (before a baseline): none.
+    pub test_budgets: Option<std::sync::Arc<std::collections::BTreeMap<String, f64>>>,
 }
 
 /// pytest's options in every run swe-forge makes, and in every grading command: no cache
@@ -78,7 +84,28 @@ impl Pytest {
             resident_cpu_offset: 0.0,
             tests_per_file: None,
             options: None,
+            test_budgets: None,
         }
+    }
+
+    /// The budgets of the files `tests` are in (every file's when `tests` is `None`), as the
+    /// probe reads them; `None` when no file of theirs has one.
+    fn budgets_for(
+        &self,
+        tests: Option<&[String]>,
+    ) -> Option<std::collections::BTreeMap<String, f64>> {
+        let all = self.test_budgets.as_ref()?;
+        let mine: std::collections::BTreeMap<String, f64> = match tests {
+            None => all.as_ref().clone(),
+            Some(tests) => tests
+                .iter()
+                .filter_map(|t| {
+                    let file = t.split("::").next().unwrap_or(t);
+                    all.get(file).map(|b| (file.to_string(), *b))
+                })
+                .collect(),
+        };
+        (!mine.is_empty()).then_some(mine)
     }
 
     /// The options that decide what runs.
@@ -144,6 +171,7 @@ impl Pytest {
         };
         worker.clear_scratch()?;
         let program = super::resident::pytest_program(warm);
+        let budgets = self.budgets_for(tests);
         let request = crate::sandbox::ResidentRun {
             args: &args,
             cpu: budget.cpu.map(|c| {
@@ -152,6 +180,7 @@ impl Pytest {
             }),
             program: &program,
             imports,
+            budgets: budgets.as_ref(),
         };
         match worker.resident_run(&request, budget.wall)? {
             // A lost resident is a run that a test ended (the child is what runs the tests).
@@ -246,6 +275,7 @@ impl Pytest {
             cpu: None,
             program: &program,
             imports: false,
+            budgets: None,
         };
         match worker.resident_run(&probe, std::time::Duration::from_secs(1)) {
             Ok(crate::sandbox::ResidentExec::Unsafe(why)) => why,
@@ -272,6 +302,15 @@ impl Pytest {
             dir_q = shell_quote(&probe_dir),
             file_q = shell_quote(&format!("{probe_dir}/{PROBE_MODULE}.py")),
         );
+        if !coverage {
+            if let Some(budgets) = self.budgets_for(tests) {
+                let json = serde_json::to_string(&budgets).unwrap_or_default();
+                cmd = format!(
+                    "export SWE_FORGE_TEST_BUDGETS={}\n{cmd}",
+                    shell_quote(&json)
+                );
+            }
+        }
         if coverage {
             for src in &self.cov_sources {
                 cmd.push_str(&format!(" --cov={}", shell_quote(src)));
@@ -305,6 +344,16 @@ impl Pytest {
             cpu_anomaly: mut anomaly,
             ..
         } = super::ending(worker, &mut out, budget, self.log_dir.as_deref())?;
+        // The probe ended the run at a test past its file's budget.
+        if let Some(bytes) = worker.read_scratch(OVER_BUDGET)? {
+            let text = String::from_utf8_lossy(&bytes);
+            let (seconds, test) = text.trim().split_once('\t').unwrap_or(("?", text.trim()));
+            out.end = RunEnd::TimedOut;
+            anomaly = Some(format!(
+                "{test} ran past its budget of {seconds}s (set from the baseline's \
+                 durations of its file's tests)"
+            ));
+        }
         let mut collection_errors = std::collections::BTreeMap::new();
         let mut nondeterministic = std::collections::BTreeMap::new();
         let mut indirect = std::collections::BTreeMap::new();

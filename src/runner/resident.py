@@ -10,7 +10,7 @@ Protocol: one JSON line per message on stdin/stdout.
   greeting  {"ready": true, "pid": N, "warm": N, "unsafe": null | "why forking is not safe"}
   request   {"args": [...], "timeout": S, "cpu": S | null, "stdout": P, "stderr": P,
              "times": P, "as": BYTES | null, "nproc": N | null, "procs": P | null,
-             "imports": P | null}
+             "imports": P | null, "budgets": {test file: seconds} | absent}
   answer    {"rc": N | null, "signal": N | null, "timed_out": bool, "elapsed": S, "cpu_s": S}
 `times` gets bash's `times` format (the runner reads the CPU time from it as for a fresh run);
 `procs` is a cgroup's cgroup.procs the child joins; `imports` gets the modules the child
@@ -351,6 +351,11 @@ def child(req, before):
         rewrite.AssertionRewritingHook._warn_already_imported = quiet
     except Exception:
         pass
+    # The run's per-file test budgets, which the probe reads as a fresh run's does.
+    if req.get("budgets"):
+        os.environ["SWE_FORGE_TEST_BUDGETS"] = json.dumps(req["budgets"])
+    else:
+        os.environ.pop("SWE_FORGE_TEST_BUDGETS", None)
     sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py")] + req["args"]
     code = 1
     try:

@@ -50,6 +50,9 @@ pub struct Request<'a> {
     pub nproc: Option<u64>,
     pub procs: Option<String>,
     pub imports: Option<String>,
+    /// Per-file test budgets the probe enforces (see `probe.py`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budgets: Option<&'a std::collections::BTreeMap<String, f64>>,
 }
 
 /// The resident's greeting.

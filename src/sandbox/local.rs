@@ -578,6 +578,7 @@ impl Worker for LocalWorker {
                     .display()
                     .to_string()
             }),
+            budgets: run.budgets,
         };
         let mut line = serde_json::to_vec(&request)
             .map_err(|e| SandboxError::Other(format!("encoding a resident request: {e}")))?;

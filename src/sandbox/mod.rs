@@ -103,6 +103,9 @@ pub struct ResidentRun<'a> {
     /// Write the modules the child imported from outside the repository to
     /// [`RESIDENT_IMPORTS`] in the scratch directory.
     pub imports: bool,
+    /// Per-file test budgets (seconds a test of the file may take), which the child's probe
+    /// enforces; `None`: none.
+    pub budgets: Option<&'a std::collections::BTreeMap<String, f64>>,
 }
 
 /// The scratch file a resident run with `imports` writes (one module name per line).

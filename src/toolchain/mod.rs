@@ -201,6 +201,10 @@ pub struct RunnerSpec {
     pub source_roots: Vec<String>,
     /// Test ids a baseline reported (how many tests each file holds); empty before one.
     pub known_tests: Vec<String>,
+    /// Seconds any one test of a file may take in a verification run (from a baseline, see
+    /// [`crate::baseline::Baseline::file_budgets`]); `None`: no budgets (before a baseline,
+    /// and in replays).
+    pub test_budgets: Option<std::sync::Arc<std::collections::BTreeMap<String, f64>>>,
 }
 
 impl RunnerSpec {
@@ -214,6 +218,7 @@ impl RunnerSpec {
             test_files: Vec::new(),
             source_roots: Vec::new(),
             known_tests: Vec::new(),
+            test_budgets: None,
         }
     }
 }

@@ -91,6 +91,7 @@ impl PythonPytest {
             spec.source_roots.clone(),
         );
         p.log_dir = spec.log_dir.clone();
+        p.test_budgets = spec.test_budgets.clone();
         if !spec.known_tests.is_empty() {
             p = p.with_tests_per_file(&spec.known_tests);
         }

@@ -122,6 +122,7 @@ impl Maven {
                 .map(|c| Duration::from_secs_f64((c.as_secs_f64() - cpu_offset).max(1.0))),
             program: &program,
             imports: false,
+            budgets: None,
         };
         let out = match worker.resident_run(&request, budget.wall)? {
             ResidentExec::Ran(out) => out,

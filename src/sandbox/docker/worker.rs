@@ -643,6 +643,7 @@ impl Worker for DockerWorker {
             imports: run
                 .imports
                 .then(|| format!("{SCRATCH}/{}", crate::sandbox::RESIDENT_IMPORTS)),
+            budgets: run.budgets,
         };
         let payload = serde_json::json!({
             "argv": run.program.argv,
