@@ -109,6 +109,7 @@ impl Fingerprint {
                 crate::grading::Scope::Suite => "suite",
             },
         );
+        f.set("--grading-max-tests", cfg.verify.max_graded_tests);
         f.set("--baseline-repeats", cfg.baseline.repeats);
         f.set("--baseline-timeout", cfg.baseline.timeout.as_secs());
         f.set("--min-timeout", cfg.baseline.timeouts.min_timeout.as_secs());

@@ -15,7 +15,7 @@ use crate::runner::{RunBudget, RunnerError, TestRunner};
 use crate::sandbox::{shell_quote, Worker};
 use crate::toolchain::Toolchain;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -395,6 +395,51 @@ impl GradedTrees {
 /// their files (a grader's script is one shell argument, at most 128 KiB).
 pub const MAX_NAMED_TESTS: usize = 1000;
 pub const MAX_NAMED_BYTES: usize = 64 * 1024;
+
+/// The tests a grading command runs when a candidate's covering tests are more than `max`
+/// (a bug that every test runs, in code the whole suite imports or sets up): the tests that
+/// failed in screening, always, then covering tests up to `max` in all: first those in the
+/// failing tests' files, then the others, fastest first (by baseline duration), ties by id.
+/// A candidate's grading command then costs about `max` tests per run rather than the whole
+/// suite; what it no longer guards (regressions only the other covering tests would catch)
+/// is what `bench peer` reports as `regressions`.
+pub fn bounded_scope(
+    covering: &[String],
+    failures: &BTreeSet<String>,
+    durations: &BTreeMap<String, f64>,
+    file_of: &dyn Fn(&str) -> String,
+    max: usize,
+) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = failures.clone();
+    let failing_files: BTreeSet<String> = failures.iter().map(|t| file_of(t)).collect();
+    let mut rest: Vec<(bool, f64, &String)> = covering
+        .iter()
+        .filter(|t| !out.contains(*t))
+        .map(|t| {
+            (
+                !failing_files.contains(&file_of(t)),
+                durations.get(t).copied().unwrap_or(f64::MAX),
+                t,
+            )
+        })
+        .collect();
+    rest.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(a.1.total_cmp(&b.1))
+            .then_with(|| a.2.cmp(b.2))
+    });
+    for (_, _, t) in rest {
+        if out.len() >= max {
+            break;
+        }
+        out.insert(t.clone());
+    }
+    out
+}
+
+/// The most covering tests a grading command runs by default (`--grading-max-tests`); past
+/// it, [`bounded_scope`].
+pub const GRADING_MAX_TESTS: usize = 100;
 
 /// What a candidate's grading command runs (`--grading-scope`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

@@ -184,6 +184,47 @@ pub struct Difference {
     pub peer_end: String,
 }
 
+/// What swe-forge's tasks guard against besides their own bug, measured with the one-run
+/// rule's whole-suite runs: each pair of one of our tasks and another candidate whose bug
+/// fails at least one test in the whole suite (a regression an agent could leave behind while
+/// fixing the task). The pair is caught when the task's graded tests (FAIL_TO_PASS and
+/// PASS_TO_PASS) hold a test that bug fails, so the agent would earn nothing; graded by the
+/// whole suite (`--grading-scope suite`) every pair is caught.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Regressions {
+    pub pairs: usize,
+    pub caught: usize,
+    /// The pairs whose two bugs are in the same file.
+    pub same_file_pairs: usize,
+    pub same_file_caught: usize,
+}
+
+impl Regressions {
+    /// `tasks`: each task's (file, graded tests); `kills`: each other candidate's (id, file,
+    /// the tests its bug fails in the whole suite). A task's own candidate is left out by id.
+    pub fn count(
+        tasks: &[(&str, &str, BTreeSet<&str>)],
+        kills: &[(&str, &str, BTreeSet<&str>)],
+    ) -> Regressions {
+        let mut r = Regressions::default();
+        for (task, file, graded) in tasks {
+            for (other, other_file, fails) in kills {
+                if other == task || fails.is_empty() {
+                    continue;
+                }
+                let caught = fails.iter().any(|t| graded.contains(t));
+                r.pairs += 1;
+                r.caught += caught as usize;
+                if file == other_file {
+                    r.same_file_pairs += 1;
+                    r.same_file_caught += caught as usize;
+                }
+            }
+        }
+        r
+    }
+}
+
 /// `bench peer`'s figures for one seed.
 #[derive(Clone, Debug, Serialize)]
 pub struct SeedComparison {
@@ -206,6 +247,8 @@ pub struct SeedComparison {
     pub ours_accepted: BTreeSet<String>,
     pub peer_valid: BTreeSet<String>,
     pub differences: Vec<Difference>,
+    /// What our tasks' grading commands catch of the other candidates' bugs.
+    pub regressions: Regressions,
 }
 
 /// Compare the peer's decisions (`OUT/peer/<seed>.json`) with swe-forge's (the state store) in
@@ -268,6 +311,35 @@ pub fn compare(
                 });
             }
         }
+        let tasks: Vec<(&str, &str, BTreeSet<&str>)> = mine
+            .iter()
+            .filter(|d| d.task.is_some())
+            .map(|d| {
+                let graded = d
+                    .outcome
+                    .fail_to_pass
+                    .iter()
+                    .chain(&d.outcome.pass_to_pass)
+                    .map(String::as_str)
+                    .collect();
+                (d.candidate.id.as_str(), d.candidate.file.as_str(), graded)
+            })
+            .collect();
+        let kills: Vec<(&str, &str, BTreeSet<&str>)> = peer
+            .decisions
+            .iter()
+            .filter_map(|p| {
+                let file = mine
+                    .iter()
+                    .find(|m| m.candidate.id == p.candidate)?
+                    .candidate
+                    .file
+                    .as_str();
+                let fails = p.fail_to_pass.iter().map(String::as_str).collect();
+                Some((p.candidate.as_str(), file, fails))
+            })
+            .collect();
+        let regressions = Regressions::count(&tasks, &kills);
         out.push(SeedComparison {
             seed: s.seed.clone(),
             runner: s.runner.clone(),
@@ -284,6 +356,7 @@ pub fn compare(
             ours_accepted,
             peer_valid,
             differences,
+            regressions,
         });
     }
     Ok(out)
@@ -340,6 +413,24 @@ mod tests {
         let (f2p, p2p) = decide(&clean, &buggy);
         assert_eq!(f2p, vec!["t::b", "t::c"]);
         assert_eq!(p2p, vec!["t::a"]);
+    }
+
+    #[test]
+    fn a_regression_is_caught_when_the_task_grades_a_test_its_bug_fails() {
+        let set = |ids: &[&'static str]| ids.iter().copied().collect::<BTreeSet<&str>>();
+        let tasks = vec![("A", "m.py", set(&["t1", "t2"])), ("B", "n.py", set(&["t3"]))];
+        let kills = vec![
+            ("A", "m.py", set(&["t1"])),
+            ("B", "n.py", set(&["t3", "t1"])),
+            ("C", "m.py", set(&["t9"])),
+            ("D", "n.py", set(&[])),
+        ];
+        let r = Regressions::count(&tasks, &kills);
+        // A against B (caught: t1), C (not); B against A (not: t1 is not B's), C (not).
+        assert_eq!(r.pairs, 4);
+        assert_eq!(r.caught, 1);
+        // Same file: A–C (m.py), not caught; B has no other kill in n.py with failures.
+        assert_eq!((r.same_file_pairs, r.same_file_caught), (1, 0));
     }
 
     #[test]

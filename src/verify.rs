@@ -6,7 +6,10 @@
 //! (its run is labelled `buggy#1`). A killed candidate gets its grading command ([`crate::grading`]):
 //! the files of those tests (and of the tests that failed in screening), whole, in the order
 //! the suite runs them (by [`crate::grading::Scope`]: those tests by name, their files, or every
-//! file of the suite). Then, each check that
+//! file of the suite). When more tests cover the candidate than a grading command runs
+//! (`--grading-max-tests`: code the whole suite runs), the screen stops at its first failing
+//! test and the command runs a bounded set around it ([`crate::grading::bounded_scope`]), so
+//! that no kill costs whole-suite runs. Then, each check that
 //! command, repeated (default 3×) from a clean tree:
 //!
 //! 2. the start state (buggy code): the failing tests must be the same in every repeat;
@@ -51,6 +54,10 @@ pub struct VerifyConfig {
     /// The least wall-clock limit of a run (`--min-timeout`): a run of a few tests gets
     /// limits from their own baseline times ([`Baseline::budget_for`]), never below this.
     pub min_wall: std::time::Duration,
+    /// The most covering tests a grading command runs (`--grading-max-tests`, except with
+    /// `--grading-scope suite`); past it the command runs a bounded set
+    /// ([`crate::grading::bounded_scope`]). 0: no bound.
+    pub max_graded_tests: usize,
 }
 
 impl Default for VerifyConfig {
@@ -60,6 +67,7 @@ impl Default for VerifyConfig {
             recheck_identical: false,
             scope: crate::grading::Scope::default(),
             min_wall: std::time::Duration::from_secs(10),
+            max_graded_tests: crate::grading::GRADING_MAX_TESTS,
         }
     }
 }
@@ -335,7 +343,12 @@ fn verify_inner(
     // same tree, and a kill costs no run of its own. Otherwise a covered candidate's screen
     // stops at its first kill (checks 2 and 3 observe every test of the grading command
     // after it).
-    let mut as_grading: Option<(Grading, Vec<String>)> = (!uncovered)
+    // More covering tests than a grading command runs: the screen stops at its first kill,
+    // and the command runs a bounded set around it.
+    let bounded = cfg.max_graded_tests > 0
+        && gctx.scope != crate::grading::Scope::Suite
+        && covering.len() > cfg.max_graded_tests;
+    let mut as_grading: Option<(Grading, Vec<String>)> = (!uncovered && !bounded)
         .then(|| {
             let scope: BTreeSet<String> = covering.iter().cloned().collect();
             gctx.grading_for(&scope, baseline, &[])
@@ -407,6 +420,19 @@ fn verify_inner(
     // run it and nothing else: FAIL_TO_PASS and PASS_TO_PASS are read from its runs.
     let scope: BTreeSet<String> = if uncovered {
         screen_failures.clone()
+    } else if bounded {
+        let file_of = |t: &str| {
+            gctx.toolchain
+                .test_file(t, gctx.test_files)
+                .unwrap_or_else(|| t.to_string())
+        };
+        crate::grading::bounded_scope(
+            &covering,
+            &screen_failures,
+            &baseline.durations,
+            &file_of,
+            cfg.max_graded_tests,
+        )
     } else {
         covering
             .iter()

@@ -293,3 +293,51 @@ fn a_suite_that_writes_to_a_closed_pipe_keeps_the_resident_runner() {
     assert_eq!(seed["runner"], "resident", "{seed}");
     assert!(seed["accepted"].as_u64().unwrap() > 0, "{seed}");
 }
+
+/// With `--grading-max-tests 3`, a candidate more than three tests cover is screened up to its
+/// first failing test and graded by a bounded command: the tests that failed, then covering
+/// tests of their files, up to three (or the failures, when more). The resident runner and
+/// the full protocol (`--runner fresh --recheck-identical`) decide every candidate the same way,
+/// with the same FAIL_TO_PASS and PASS_TO_PASS.
+#[test]
+fn a_bounded_grading_command_gives_the_same_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let fast = dir.path().join("fast");
+    let full = dir.path().join("full");
+    let bound = ["--grading-max-tests", "3"];
+    demo_run(&fast, &bound);
+    let mut full_args = bound.to_vec();
+    full_args.extend(["--runner", "fresh", "--recheck-identical"]);
+    demo_run(&full, &full_args);
+    let (a, b) = (decisions(&fast), decisions(&full));
+    let differ: Vec<_> = a
+        .iter()
+        .filter(|(id, d)| b.get(*id) != Some(d))
+        .map(|(id, d)| format!("{id}: resident {d:?}, fresh {:?}", b.get(id)))
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    let covering: BTreeMap<String, usize> = jsonl(&fast.join("candidates.jsonl"))
+        .into_iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["covering_tests"].as_array().map_or(0, Vec::len),
+            )
+        })
+        .collect();
+    let mut bounded = 0;
+    for t in jsonl(&fast.join("tasks.jsonl")) {
+        let id = t["metadata"]["candidate_id"].as_str().unwrap();
+        let named = t["metadata"]["grading"]["tests"]
+            .as_array()
+            .expect("tests named");
+        let f2p = t["FAIL_TO_PASS"].as_array().unwrap();
+        assert!(f2p.iter().all(|f| named.contains(f)), "{t}");
+        if covering[id] > 3 {
+            bounded += 1;
+            assert!(named.len() <= 3.max(f2p.len()), "{id}: {named:?}");
+            assert!(named.len() < covering[id], "{id}: {named:?}");
+        }
+    }
+    assert!(bounded > 0, "no task of the demo had more than 3 covering tests");
+}

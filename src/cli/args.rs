@@ -517,6 +517,13 @@ pub(crate) struct RunArgs {
     /// whole; `suite`, every test file (every regression guarded, a whole suite per run).
     #[arg(long, value_enum, default_value = "tests")]
     pub(crate) grading_scope: swe_forge::grading::Scope,
+    /// The most covering tests a grading command runs (with `--grading-scope tests` or
+    /// `files`): a candidate that more tests execute (code the whole suite runs) is screened
+    /// up to its first failing test, and its command runs the tests that failed, then the
+    /// covering tests of their files, then the fastest other covering tests, up to this many.
+    /// 0: every covering test (a whole suite per run for such candidates).
+    #[arg(long, default_value_t = swe_forge::grading::GRADING_MAX_TESTS)]
+    pub(crate) grading_max_tests: usize,
     /// The same as `--grading-scope suite` (kept for scripts that use it).
     #[arg(long)]
     pub(crate) full_repeats: bool,

@@ -87,6 +87,11 @@ pub(crate) fn peer(mut args: RunArgs, cache: PathBuf, quiet: bool) -> Result<i32
             s.peer_valid.len(),
             s.ours_accepted.intersection(&s.peer_valid).count()
         );
+        let r = &s.regressions;
+        println!(
+            "{:<16} regressions caught by our grading commands: {} of {} (task, other bug) pairs; same file: {} of {} (the whole suite catches all)",
+            "", r.caught, r.pairs, r.same_file_caught, r.same_file_pairs
+        );
         for d in &s.differences {
             println!(
                 "{:<16}   {}: swe-forge {}, one-run {} ({})",

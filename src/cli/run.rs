@@ -63,6 +63,7 @@ pub(crate) fn run_pipeline(
                 args.grading_scope
             },
             min_wall: Duration::from_secs(args.min_timeout),
+            max_graded_tests: args.grading_max_tests,
         },
         limits: Limits {
             memory_bytes: args.memory_limit << 20,
