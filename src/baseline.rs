@@ -119,10 +119,9 @@ impl Baseline {
 
     /// Seconds any one test of a file may take in a verification run (setup to teardown),
     /// by file (`file_of` maps a test id to its file): [`TEST_BUDGET_FACTOR`] × the longest
-    /// baseline duration of the file's stable tests, plus what a test can pay in a run of a
-    /// few tests that the baseline charged elsewhere (the suite's fixed cost, its wall time
-    /// less its tests', where a lazy import may fall, and the longest test of the suite's
-    /// first file, where fixtures of session scope are set up), plus
+    /// baseline duration of the file's stable tests, plus the longest duration of any stable
+    /// test (what a test can pay in a run of a few tests that the baseline charged to another
+    /// one: a lazy import, a fixture of session scope; each was charged to some test), plus
     /// [`TEST_BUDGET_FLOOR_S`]. A test past its budget ends its run as a time-out: a wait that
     /// is never signalled, or an endless loop, costs about that, not the whole run's limit.
     pub fn file_budgets(&self, file_of: &dyn Fn(&str) -> String) -> BTreeMap<String, f64> {
@@ -132,18 +131,11 @@ impl Baseline {
             let e = longest.entry(file_of(t)).or_insert(0.0);
             *e = e.max(d);
         }
-        let first = self
-            .suite_order
-            .first()
-            .and_then(|f| longest.get(f))
-            .copied()
-            .unwrap_or(0.0);
-        let tests: f64 = self.durations.values().sum();
-        let fixed = (self.suite_seconds - tests).max(0.0);
+        let suite = longest.values().copied().fold(0.0, f64::max);
         longest
             .into_iter()
             .map(|(f, d)| {
-                let b = TEST_BUDGET_FLOOR_S + TEST_BUDGET_FACTOR * d + first + fixed;
+                let b = TEST_BUDGET_FLOOR_S + TEST_BUDGET_FACTOR * d + suite;
                 (f, (b * 1000.0).round() / 1000.0)
             })
             .collect()
@@ -441,23 +433,15 @@ mod tests {
 
     #[test]
     fn each_file_s_tests_get_a_budget_from_its_longest_test() {
-        // 4 tests of 0.1 s in a suite of 2 s: 1.6 s of fixed cost.
+        // 4 tests of 0.1 s, one of them 0.5 s: the suite's longest.
         let (mut b, _) = passing_baseline(4, 0.1, 2.0);
         b.durations.insert("t3".into(), 0.5);
-        b.suite_order = vec!["a".into(), "b".into()];
         let file_of = |t: &str| if t < "t2" { "a" } else { "b" }.to_string();
         let budgets = b.file_budgets(&file_of);
-        let fixed = 2.0 - (0.1 + 0.1 + 0.1 + 0.5);
-        // a: 2 + 10 x 0.1 + a's longest (the first file's) + the fixed cost.
-        assert!(
-            (budgets["a"] - (2.0 + 1.0 + 0.1 + fixed)).abs() < 1e-3,
-            "{budgets:?}"
-        );
-        // b: its longest test is 0.5 s.
-        assert!(
-            (budgets["b"] - (2.0 + 5.0 + 0.1 + fixed)).abs() < 1e-3,
-            "{budgets:?}"
-        );
+        // a: 2 + 10 x 0.1 (its longest) + 0.5 (the suite's longest).
+        assert!((budgets["a"] - 3.5).abs() < 1e-3, "{budgets:?}");
+        // b: its longest test is 0.5 s: 2 + 5 + 0.5.
+        assert!((budgets["b"] - 7.5).abs() < 1e-3, "{budgets:?}");
         assert_eq!(budgets.len(), 2);
     }
 

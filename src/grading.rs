@@ -399,35 +399,39 @@ pub const MAX_NAMED_BYTES: usize = 64 * 1024;
 /// The tests a grading command runs when a candidate's covering tests are more than `max`
 /// (a bug that every test runs, in code the whole suite imports or sets up): the tests that
 /// failed in screening, always, then covering tests up to `max` in all: first those in the
-/// failing tests' files, then the others, fastest first (by baseline duration), ties by id.
-/// A candidate's grading command then costs about `max` tests per run rather than the whole
-/// suite; what it no longer guards (regressions only the other covering tests would catch)
-/// is what `bench peer` reports as `regressions`.
+/// failing tests' files, then the others, file by file in the suite's order (`order`: the
+/// test files as the whole suite runs them; a file it lacks comes last), each file's by id.
+/// The choice depends on nothing measured (no duration), so every run of the protocol, fast
+/// or full, picks the same tests. A candidate's grading command then costs about `max` tests
+/// per run rather than the whole suite; what it no longer guards (regressions only the other
+/// covering tests would catch) is what `bench peer` reports as `regressions`.
 pub fn bounded_scope(
     covering: &[String],
     failures: &BTreeSet<String>,
-    durations: &BTreeMap<String, f64>,
+    order: &[String],
     file_of: &dyn Fn(&str) -> String,
     max: usize,
 ) -> BTreeSet<String> {
     let mut out: BTreeSet<String> = failures.clone();
     let failing_files: BTreeSet<String> = failures.iter().map(|t| file_of(t)).collect();
-    let mut rest: Vec<(bool, f64, &String)> = covering
+    let rank: BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.as_str(), i))
+        .collect();
+    let mut rest: Vec<(bool, usize, &String)> = covering
         .iter()
         .filter(|t| !out.contains(*t))
         .map(|t| {
+            let file = file_of(t);
             (
-                !failing_files.contains(&file_of(t)),
-                durations.get(t).copied().unwrap_or(f64::MAX),
+                !failing_files.contains(&file),
+                rank.get(file.as_str()).copied().unwrap_or(usize::MAX),
                 t,
             )
         })
         .collect();
-    rest.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(a.1.total_cmp(&b.1))
-            .then_with(|| a.2.cmp(b.2))
-    });
+    rest.sort();
     for (_, _, t) in rest {
         if out.len() >= max {
             break;

@@ -429,7 +429,7 @@ fn verify_inner(
         crate::grading::bounded_scope(
             &covering,
             &screen_failures,
-            &baseline.durations,
+            &baseline.suite_order,
             &file_of,
             cfg.max_graded_tests,
         )

@@ -520,7 +520,8 @@ pub(crate) struct RunArgs {
     /// The most covering tests a grading command runs (with `--grading-scope tests` or
     /// `files`): a candidate that more tests execute (code the whole suite runs) is screened
     /// up to its first failing test, and its command runs the tests that failed, then the
-    /// covering tests of their files, then the fastest other covering tests, up to this many.
+    /// covering tests of their files, then the other covering tests in the suite's file
+    /// order, up to this many.
     /// 0: every covering test (a whole suite per run for such candidates).
     #[arg(long, default_value_t = swe_forge::grading::GRADING_MAX_TESTS)]
     pub(crate) grading_max_tests: usize,

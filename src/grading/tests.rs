@@ -375,41 +375,33 @@ fn finds_the_configuration_pytest_reads() {
 }
 
 #[test]
-fn a_bounded_scope_keeps_the_failures_then_their_files_then_the_fastest() {
+fn a_bounded_scope_keeps_the_failures_then_their_files_then_the_suite_s_order() {
     let covering: Vec<String> = [
-        "a.py::t1", "a.py::t2", "a.py::t3", "b.py::slow", "b.py::fast", "c.py::mid",
+        "a.py::t1", "a.py::t2", "a.py::t3", "b.py::y", "b.py::x", "c.py::m", "d.py::z",
     ]
     .map(String::from)
     .to_vec();
-    let durations: BTreeMap<String, f64> = [
-        ("a.py::t1", 0.3),
-        ("a.py::t2", 0.1),
-        ("a.py::t3", 0.2),
-        ("b.py::slow", 2.0),
-        ("b.py::fast", 0.01),
-        ("c.py::mid", 0.5),
-    ]
-    .map(|(t, d)| (t.to_string(), d))
-    .into();
+    // The suite runs c.py before b.py; d.py is not in its order.
+    let order: Vec<String> = ["a.py", "c.py", "b.py"].map(String::from).to_vec();
     let file_of = |t: &str| t.split("::").next().unwrap().to_string();
     let failures: BTreeSet<String> = ["a.py::t3".to_string()].into();
-    let pick = |max| bounded_scope(&covering, &failures, &durations, &file_of, max);
+    let pick = |max| bounded_scope(&covering, &failures, &order, &file_of, max);
     let want = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
-    // The failure first; then its file's tests, fastest first; then the fastest others.
+    // The failure first; then its file's tests by id; then the others in the suite's order.
     assert_eq!(pick(1), want(&["a.py::t3"]));
-    assert_eq!(pick(2), want(&["a.py::t3", "a.py::t2"]));
-    assert_eq!(pick(3), want(&["a.py::t3", "a.py::t2", "a.py::t1"]));
+    assert_eq!(pick(2), want(&["a.py::t3", "a.py::t1"]));
+    assert_eq!(pick(3), want(&["a.py::t3", "a.py::t1", "a.py::t2"]));
     assert_eq!(
         pick(4),
-        want(&["a.py::t3", "a.py::t2", "a.py::t1", "b.py::fast"])
+        want(&["a.py::t3", "a.py::t1", "a.py::t2", "c.py::m"])
     );
-    assert_eq!(pick(5).len(), 5);
-    assert!(pick(5).contains("c.py::mid") && !pick(5).contains("b.py::slow"));
-    assert_eq!(pick(100).len(), 6);
+    assert_eq!(
+        pick(5),
+        want(&["a.py::t3", "a.py::t1", "a.py::t2", "c.py::m", "b.py::x"])
+    );
+    assert!(pick(6).contains("b.py::y") && !pick(6).contains("d.py::z"));
+    assert_eq!(pick(100).len(), 7);
     // Failures are always kept, even past the bound.
     let many: BTreeSet<String> = covering.iter().cloned().collect();
-    assert_eq!(
-        bounded_scope(&covering, &many, &durations, &file_of, 2).len(),
-        6
-    );
+    assert_eq!(bounded_scope(&covering, &many, &order, &file_of, 2).len(), 7);
 }
