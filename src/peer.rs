@@ -418,7 +418,10 @@ mod tests {
     #[test]
     fn a_regression_is_caught_when_the_task_grades_a_test_its_bug_fails() {
         let set = |ids: &[&'static str]| ids.iter().copied().collect::<BTreeSet<&str>>();
-        let tasks = vec![("A", "m.py", set(&["t1", "t2"])), ("B", "n.py", set(&["t3"]))];
+        let tasks = vec![
+            ("A", "m.py", set(&["t1", "t2"])),
+            ("B", "n.py", set(&["t3"])),
+        ];
         let kills = vec![
             ("A", "m.py", set(&["t1"])),
             ("B", "n.py", set(&["t3", "t1"])),

@@ -339,5 +339,8 @@ fn a_bounded_grading_command_gives_the_same_tasks() {
             assert!(named.len() < covering[id], "{id}: {named:?}");
         }
     }
-    assert!(bounded > 0, "no task of the demo had more than 3 covering tests");
+    assert!(
+        bounded > 0,
+        "no task of the demo had more than 3 covering tests"
+    );
 }

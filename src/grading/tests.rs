@@ -403,5 +403,8 @@ fn a_bounded_scope_keeps_the_failures_then_their_files_then_the_suite_s_order() 
     assert_eq!(pick(100).len(), 7);
     // Failures are always kept, even past the bound.
     let many: BTreeSet<String> = covering.iter().cloned().collect();
-    assert_eq!(bounded_scope(&covering, &many, &order, &file_of, 2).len(), 7);
+    assert_eq!(
+        bounded_scope(&covering, &many, &order, &file_of, 2).len(),
+        7
+    );
 }
