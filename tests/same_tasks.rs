@@ -68,6 +68,19 @@ fn decisions(out_dir: &Path) -> BTreeMap<String, (String, Value, Value)> {
         .collect()
 }
 
+/// Every candidate decided the same way by both runs (`a`: the resident runner's).
+fn assert_same_decisions(
+    a: &BTreeMap<String, (String, Value, Value)>,
+    b: &BTreeMap<String, (String, Value, Value)>,
+) {
+    let differ: Vec<_> = a
+        .iter()
+        .filter(|(id, d)| b.get(*id) != Some(d))
+        .map(|(id, d)| format!("{id}: resident {d:?}, fresh {:?}", b.get(id)))
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
 fn labels(t: &Value) -> Vec<String> {
     t["metadata"]["verification"]["runs"]
         .as_array()
@@ -88,12 +101,7 @@ fn the_shortcuts_of_verification_give_the_same_tasks() {
     assert_eq!(seed_summary(&b, "pyshelf")["runner"], "fresh", "{b}");
     let (a, b) = (decisions(&fast), decisions(&full));
     assert_eq!(a.len(), 14);
-    let differ: Vec<_> = a
-        .iter()
-        .filter(|(id, d)| b.get(*id) != Some(d))
-        .map(|(id, d)| format!("{id}: resident {d:?}, fresh {:?}", b.get(id)))
-        .collect();
-    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    assert_same_decisions(&a, &b);
 
     // The default grading commands name the covering tests; check 3's runs are shared by
     // candidates with the same command, which whole files make common: the demo's candidates
@@ -310,12 +318,7 @@ fn a_bounded_grading_command_gives_the_same_tasks() {
     full_args.extend(["--runner", "fresh", "--recheck-identical"]);
     demo_run(&full, &full_args);
     let (a, b) = (decisions(&fast), decisions(&full));
-    let differ: Vec<_> = a
-        .iter()
-        .filter(|(id, d)| b.get(*id) != Some(d))
-        .map(|(id, d)| format!("{id}: resident {d:?}, fresh {:?}", b.get(id)))
-        .collect();
-    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    assert_same_decisions(&a, &b);
     let covering: BTreeMap<String, usize> = jsonl(&fast.join("candidates.jsonl"))
         .into_iter()
         .map(|c| {
