@@ -347,3 +347,41 @@ fn a_bounded_grading_command_gives_the_same_tasks() {
         "no task of the demo had more than 3 covering tests"
     );
 }
+
+/// The resident runner's zygotes: a run with the arguments of an earlier one is forked from a
+/// copy of that run kept where its tests would start, after the mutated functions' new code
+/// is put in their function objects; a mutant in code that ran while the tests were collected
+/// (`tests/fixtures/hot_patch`: a table filled at import, a decorator, the `__repr__` that
+/// makes parametrized ids) or outside function bodies makes the zygote stale instead. Every
+/// candidate is decided as the full protocol in fresh processes decides it.
+#[test]
+fn zygotes_give_the_same_tasks_as_fresh_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = fixture_manifest(dir.path(), "hot_patch");
+    let run = |out: &Path, extra: &[&str]| -> Value {
+        let out = bin()
+            .arg("run")
+            .arg(&manifest)
+            .args(["--sandbox", "local", "--json", "--no-synthesis"])
+            .args(["--max-candidates", "60"])
+            .args(extra)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        summary(&out)
+    };
+    let fast = dir.path().join("fast");
+    let full = dir.path().join("full");
+    let a = run(&fast, &[]);
+    run(&full, &["--runner", "fresh", "--recheck-identical"]);
+    assert_eq!(seed_summary(&a, "hot_patch")["runner"], "resident", "{a}");
+    let runs = &a["resident_runs"];
+    assert!(runs["zygote"].as_u64().unwrap() > 0, "{runs}");
+    assert!(runs["stale"].as_u64().unwrap() > 0, "{runs}");
+    let (a, b) = (decisions(&fast), decisions(&full));
+    assert!(a.len() >= 20, "{}", a.len());
+    assert!(a.values().any(|d| d.0 == "accepted"), "{a:?}");
+    assert_same_decisions(&a, &b);
+}
