@@ -52,7 +52,7 @@ def reap(spare=()):
 # The resident runner (src/runner/resident.py for pytest, Resident.java for the JVM): started
 # on demand, kept across requests, replaced when asked for another program (command and first
 # line) or when it said it exits.
-RESIDENT = {"proc": None, "key": None, "greeting": None, "buf": b"", "keep": ()}
+RESIDENT = {"proc": None, "key": None, "greeting": None, "buf": b""}
 
 
 def resident_stop():
@@ -63,7 +63,7 @@ def resident_stop():
             p.wait()
         except OSError:
             pass
-    RESIDENT.update(proc=None, key=None, greeting=None, buf=b"", keep=())
+    RESIDENT.update(proc=None, key=None, greeting=None, buf=b"")
 
 
 def resident_line(deadline):
@@ -180,10 +180,7 @@ def run(req, data):
             resident_stop()
             reap()
         else:
-            # The resident's zygotes (src/runner/resident.py) are spared with it.
-            keep = tuple(p for p in answer.get("keep") or () if isinstance(p, int))
-            RESIDENT["keep"] = keep
-            reap(spare=(pid,) + keep)
+            reap(spare=(pid,))
         elapsed = answer.get("elapsed", time.monotonic() - started)
         if answer.get("timed_out"):
             rc = -signal.SIGKILL
@@ -193,7 +190,6 @@ def run(req, data):
             rc = -(answer.get("signal") or signal.SIGKILL)
         reply, payload = finish(req, rc, elapsed, before)
         reply["lost"] = lost
-        reply["via"] = answer.get("via")
         return reply, payload
     # The command leads its own process group; at the deadline the whole group is killed
     # (by a timer, which also ends a write of stdin that the command never reads). No
@@ -233,7 +229,7 @@ def run(req, data):
         finally:
             timer.cancel()
     elapsed = time.monotonic() - started
-    reap(spare=(RESIDENT["proc"].pid,) + RESIDENT["keep"] if RESIDENT["proc"] is not None else ())
+    reap(spare=(RESIDENT["proc"].pid,) if RESIDENT["proc"] is not None else ())
     if req.get("measure"):
         measure(req["measure"])
     reply, payload = finish(req, rc, elapsed, before)

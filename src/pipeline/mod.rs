@@ -217,9 +217,6 @@ pub struct RunSummary {
     pub tasks: usize,
     pub interrupted: bool,
     pub seconds: f64,
-    /// How the pytest resident made its runs (absent when none ran through one).
-    #[serde(skip_serializing_if = "crate::runner::resident::ResidentRuns::is_empty")]
-    pub resident_runs: crate::runner::resident::ResidentRuns,
 }
 
 /// Set by Ctrl-C: workers finish their current candidate and stop.
@@ -290,7 +287,6 @@ pub fn run(cfg: &RunConfig) -> Result<RunSummary, PipelineError> {
     summary.tasks = write_outputs(&store, &cfg.out)?;
     summary.interrupted = STOP.load(Ordering::SeqCst);
     summary.seconds = started.elapsed().as_secs_f64();
-    summary.resident_runs = crate::runner::resident::runs();
     let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
     std::fs::write(cfg.out.join("summary.json"), json).map_err(io_err("writing summary.json"))?;
     Ok(summary)

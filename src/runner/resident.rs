@@ -79,85 +79,13 @@ pub struct Reply {
     /// next run starts a new one.
     #[serde(default)]
     pub exiting: bool,
-    /// How the pytest resident made the run (see `resident.py`): `plain`, `zygote`,
-    /// `new zygote`, `new zygote (why the last one was stale)` or `no zygote`.
-    #[serde(default)]
-    pub via: Option<String>,
-}
-
-/// Zygotes a pytest resident keeps (see `resident.py`): `SWE_FORGE_RESIDENT_ZYGOTES`, else
-/// [`DEFAULT_ZYGOTES`]; 0 turns them off (every run is forked from the resident and
-/// configures pytest and collects its tests itself).
-pub fn zygotes() -> usize {
-    std::env::var("SWE_FORGE_RESIDENT_ZYGOTES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT_ZYGOTES)
-}
-
-pub const DEFAULT_ZYGOTES: usize = 4;
-
-/// How this process's pytest resident runs were made (see `resident.py`), for the run's
-/// summary: forked from a zygote of the same arguments; by a new zygote (of which `stale`
-/// replaced one the tree had moved away from); or without one (`plain`: zygotes off or the
-/// run not eligible, such as a first run that lists its imports; `unserved`: the new zygote
-/// could not be forked from where the tests start, and made the run itself).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct ResidentRuns {
-    pub zygote: u64,
-    pub new_zygote: u64,
-    pub stale: u64,
-    pub plain: u64,
-    pub unserved: u64,
-}
-
-impl ResidentRuns {
-    pub fn is_empty(&self) -> bool {
-        *self == ResidentRuns::default()
-    }
-}
-
-static RUNS: [std::sync::atomic::AtomicU64; 5] =
-    [const { std::sync::atomic::AtomicU64::new(0) }; 5];
-
-/// Counts one run by its answer's `via`.
-pub fn record(via: Option<&str>) {
-    use std::sync::atomic::Ordering::Relaxed;
-    let Some(via) = via else { return };
-    match via {
-        "zygote" => RUNS[0].fetch_add(1, Relaxed),
-        "new zygote" => RUNS[1].fetch_add(1, Relaxed),
-        v if v.starts_with("new zygote (") => {
-            tracing::debug!("resident: {v}");
-            RUNS[1].fetch_add(1, Relaxed);
-            RUNS[2].fetch_add(1, Relaxed)
-        }
-        "no zygote" => RUNS[4].fetch_add(1, Relaxed),
-        _ => RUNS[3].fetch_add(1, Relaxed),
-    };
-}
-
-/// What [`record`] counted so far.
-pub fn runs() -> ResidentRuns {
-    use std::sync::atomic::Ordering::Relaxed;
-    ResidentRuns {
-        zygote: RUNS[0].load(Relaxed),
-        new_zygote: RUNS[1].load(Relaxed),
-        stale: RUNS[2].load(Relaxed),
-        plain: RUNS[3].load(Relaxed),
-        unserved: RUNS[4].load(Relaxed),
-    }
 }
 
 /// The pytest resident pre-importing `warm` (see `resident.py`).
 pub fn pytest_program(warm: &[String]) -> crate::sandbox::ResidentProgram {
     crate::sandbox::ResidentProgram {
         argv: vec!["python".into(), "-c".into(), PROGRAM.into()],
-        start: serde_json::json!({
-            "warm": warm,
-            "probe": super::pytest::PROBE,
-            "zygotes": zygotes(),
-        }),
+        start: serde_json::json!({ "warm": warm, "probe": super::pytest::PROBE }),
         contained: false,
     }
 }

@@ -613,13 +613,10 @@ impl Worker for LocalWorker {
                 cg.kill_all();
             }
         }
-        let reply: crate::runner::resident::Reply = match answer.and_then(|l| {
-            serde_json::from_slice::<crate::runner::resident::Reply>(&l).map_err(|e| e.to_string())
-        }) {
-            Ok(r) => {
-                crate::runner::resident::record(r.via.as_deref());
-                r
-            }
+        let reply: crate::runner::resident::Reply = match answer
+            .and_then(|l| serde_json::from_slice(&l).map_err(|e| e.to_string()))
+        {
+            Ok(r) => r,
             Err(e) => {
                 // The resident hung or died (a test killed it): it goes, with its group; the
                 // next run starts a new one.

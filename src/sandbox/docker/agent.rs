@@ -118,9 +118,6 @@ pub(super) struct Reply {
     /// The resident runner died or hung without answering.
     #[serde(default)]
     pub(super) lost: bool,
-    /// How the resident made the run (its answer's `via`).
-    #[serde(default)]
-    pub(super) via: Option<String>,
 }
 
 /// A reply with its payload split up.

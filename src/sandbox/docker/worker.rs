@@ -479,7 +479,6 @@ impl DockerWorker {
         self.pending_reset = false;
         self.scratch_files = Some(a.files);
         self.resident_lost = a.reply.lost;
-        crate::runner::resident::record(a.reply.via.as_deref());
         if let Some(why) = a.reply.unsafe_reason {
             self.resident_unsafe = Some(why);
             return Ok(Some(ExecOutput {
