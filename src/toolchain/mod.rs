@@ -8,6 +8,7 @@ pub mod java_maven;
 pub mod javascript_jest;
 pub mod javascript_mocha;
 pub mod javascript_node_test;
+pub mod maven_overlay;
 pub mod node;
 pub mod python;
 pub mod python_pytest;

@@ -1,0 +1,573 @@
+//! A Maven local repository laid over Debian's (`/usr/share/maven-repo`) in which the versions
+//! a real project's POMs ask for resolve to the versions Debian packages, so that the project
+//! builds offline with its own POMs untouched. Debian's own tools (maven-repo-helper's
+//! `mh_patchpoms` and its rules) rewrite the project's POMs instead, which a task's tree must
+//! not show. Found by hand on commons-cli 1.5.0 (`pom.xml` as released, parent
+//! `commons-parent:52`, JUnit 4): with such an overlay, Debian's plugins and one more Debian
+//! package (`libmaven-bundle-plugin-java`), `mvn -o test` builds it and runs its 438 tests.
+//!
+//! What the overlay holds:
+//! - every directory of Debian's repository, with links to its files;
+//! - for each artifact, a `maven-metadata-local.xml` listing the versions present, the release
+//!   being the highest that is not `debian` (Debian's parent POMs declare plugins without
+//!   versions, which Maven then resolves from that metadata);
+//! - for a version asked for that Debian does not have ([`Overlay::map`]): that version's
+//!   directory, with Debian's POM rewritten to the asked version and Debian's other files linked;
+//! - for a plugin Debian does not package and a test run does not need
+//!   ([`Overlay::stub_plugin`]): an empty plugin at version [`DROPPED`], so that resolving the
+//!   project's plugin versions succeeds; a run must not execute its goals.
+//!
+//! [`missing_in`] reads what an offline build says it could not find.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The version of an empty plugin standing in for one Debian does not package.
+pub const DROPPED: &str = "0-dropped";
+
+#[derive(Debug, thiserror::Error)]
+pub enum OverlayError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("Debian's repository has no {0}")]
+    NotPackaged(String),
+    #[error("{path}: the POM has no version of its own to rewrite")]
+    NoVersion { path: PathBuf },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OverlayError + '_ {
+    move |source| OverlayError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// `group:artifact:version`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Coord {
+    pub group: String,
+    pub artifact: String,
+    pub version: String,
+}
+
+impl std::fmt::Display for Coord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.group, self.artifact, self.version)
+    }
+}
+
+impl Coord {
+    /// `group:artifact[:type]:version` as Maven prints it.
+    pub fn parse(s: &str) -> Option<Coord> {
+        let parts: Vec<&str> = s.trim().split(':').collect();
+        let (group, artifact, version) = match parts.as_slice() {
+            [g, a, v] => (g, a, v),
+            [g, a, _type, v] => (g, a, v),
+            [g, a, _type, _classifier, v] => (g, a, v),
+            _ => return None,
+        };
+        let plain = |x: &str| {
+            !x.is_empty()
+                && x.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        };
+        (plain(group) && plain(artifact) && plain(version)).then(|| Coord {
+            group: group.to_string(),
+            artifact: artifact.to_string(),
+            version: version.to_string(),
+        })
+    }
+
+    fn dir(&self, root: &Path) -> PathBuf {
+        artifact_dir(root, &self.group, &self.artifact).join(&self.version)
+    }
+}
+
+fn artifact_dir(root: &Path, group: &str, artifact: &str) -> PathBuf {
+    let mut d = root.to_path_buf();
+    for part in group.split('.') {
+        d.push(part);
+    }
+    d.join(artifact)
+}
+
+/// An overlay repository and what was mapped into it.
+#[derive(Debug)]
+pub struct Overlay {
+    pub root: PathBuf,
+    pub debian: PathBuf,
+    /// Each version asked for that Debian does not have, and Debian's version it resolves to
+    /// ([`DROPPED`] for a stubbed plugin): what a record's environment names.
+    pub mapped: BTreeMap<Coord, String>,
+}
+
+impl Overlay {
+    /// The overlay at `root` (made afresh) over Debian's repository at `debian`.
+    pub fn create(debian: &Path, root: &Path) -> Result<Overlay, OverlayError> {
+        if root.exists() {
+            fs::remove_dir_all(root).map_err(io(root))?;
+        }
+        mirror(debian, root)?;
+        let overlay = Overlay {
+            root: root.to_path_buf(),
+            debian: debian.to_path_buf(),
+            mapped: BTreeMap::new(),
+        };
+        overlay.write_all_metadata(root)?;
+        Ok(overlay)
+    }
+
+    /// The versions Debian has of `group:artifact`, in no particular order.
+    pub fn versions(&self, group: &str, artifact: &str) -> Vec<String> {
+        versions_in(&artifact_dir(&self.debian, group, artifact))
+    }
+
+    /// Makes `coord` resolve to Debian's version of its artifact (the highest that is not
+    /// `debian`, else `debian`); returns that version. A version Debian has is left as it is.
+    pub fn map(&mut self, coord: &Coord) -> Result<String, OverlayError> {
+        let have = self.versions(&coord.group, &coord.artifact);
+        if have.contains(&coord.version) {
+            return Ok(coord.version.clone());
+        }
+        let from = release(&have).ok_or_else(|| {
+            OverlayError::NotPackaged(format!("{}:{}", coord.group, coord.artifact))
+        })?;
+        let src = artifact_dir(&self.debian, &coord.group, &coord.artifact).join(&from);
+        let dst = coord.dir(&self.root);
+        fs::create_dir_all(&dst).map_err(io(&dst))?;
+        for entry in fs::read_dir(&src).map_err(io(&src))? {
+            let entry = entry.map_err(io(&src))?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            let Some(ext) = name
+                .strip_prefix(&format!("{}-{from}", coord.artifact))
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            let target = dst.join(format!("{}-{}{ext}", coord.artifact, coord.version));
+            if ext == ".pom" {
+                let text = fs::read_to_string(entry.path()).map_err(io(&entry.path()))?;
+                let rewritten = with_own_version(&text, &coord.version)
+                    .ok_or_else(|| OverlayError::NoVersion { path: entry.path() })?;
+                fs::write(&target, rewritten).map_err(io(&target))?;
+            } else {
+                let real = fs::canonicalize(entry.path()).map_err(io(&entry.path()))?;
+                std::os::unix::fs::symlink(&real, &target).map_err(io(&target))?;
+            }
+        }
+        self.write_metadata(&coord.group, &coord.artifact)?;
+        self.mapped.insert(coord.clone(), from.clone());
+        Ok(from)
+    }
+
+    /// An empty plugin `group:artifact` at version [`DROPPED`]: a POM, and a jar whose plugin
+    /// descriptor declares no goal.
+    pub fn stub_plugin(&mut self, group: &str, artifact: &str) -> Result<(), OverlayError> {
+        let coord = Coord {
+            group: group.to_string(),
+            artifact: artifact.to_string(),
+            version: DROPPED.to_string(),
+        };
+        let dir = coord.dir(&self.root);
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let pom = dir.join(format!("{artifact}-{DROPPED}.pom"));
+        fs::write(
+            &pom,
+            format!(
+                "<project><modelVersion>4.0.0</modelVersion><groupId>{group}</groupId>\
+                 <artifactId>{artifact}</artifactId><version>{DROPPED}</version>\
+                 <packaging>maven-plugin</packaging></project>\n"
+            ),
+        )
+        .map_err(io(&pom))?;
+        let jar = dir.join(format!("{artifact}-{DROPPED}.jar"));
+        let descriptor = format!(
+            "<plugin><name>{artifact} (not packaged by Debian; swe-forge runs none of its goals)</name>\
+             <groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{DROPPED}</version>\
+             <goalPrefix>{artifact}</goalPrefix><mojos></mojos><dependencies></dependencies></plugin>\n"
+        );
+        let file = fs::File::create(&jar).map_err(io(&jar))?;
+        let mut zip = zip::ZipWriter::new(file);
+        let options: zip::write::SimpleFileOptions = Default::default();
+        zip.start_file("META-INF/maven/plugin.xml", options)
+            .map_err(|e| OverlayError::Io {
+                path: jar.clone(),
+                source: std::io::Error::other(e),
+            })?;
+        zip.write_all(descriptor.as_bytes()).map_err(io(&jar))?;
+        zip.finish().map_err(|e| OverlayError::Io {
+            path: jar.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        self.write_metadata(group, artifact)?;
+        self.mapped.insert(coord, DROPPED.to_string());
+        Ok(())
+    }
+
+    fn write_metadata(&self, group: &str, artifact: &str) -> Result<(), OverlayError> {
+        let dir = artifact_dir(&self.root, group, artifact);
+        let versions = versions_in(&dir);
+        let Some(rel) = release(&versions) else {
+            return Ok(());
+        };
+        let mut sorted = versions.clone();
+        sorted.sort_by(|a, b| compare_versions(a, b));
+        let listed: String = sorted
+            .iter()
+            .map(|v| format!("<version>{v}</version>"))
+            .collect();
+        let path = dir.join("maven-metadata-local.xml");
+        // Never write through a link into Debian's repository.
+        if path.is_symlink() {
+            fs::remove_file(&path).map_err(io(&path))?;
+        }
+        fs::write(
+            &path,
+            format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<metadata><groupId>{group}</groupId>\
+                 <artifactId>{artifact}</artifactId><versioning><latest>{rel}</latest>\
+                 <release>{rel}</release><versions>{listed}</versions></versioning></metadata>\n"
+            ),
+        )
+        .map_err(io(&path))
+    }
+
+    fn write_all_metadata(&self, dir: &Path) -> Result<(), OverlayError> {
+        let mut subdirs = Vec::new();
+        let mut has_versions = false;
+        for entry in fs::read_dir(dir).map_err(io(dir))? {
+            let entry = entry.map_err(io(dir))?;
+            let path = entry.path();
+            if entry.file_type().map_err(io(&path))?.is_dir() {
+                if holds_artifact_files(&path) {
+                    has_versions = true;
+                } else {
+                    subdirs.push(path);
+                }
+            }
+        }
+        if has_versions {
+            if let Ok(rel) = dir.strip_prefix(&self.root) {
+                let parts: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().to_string())
+                    .collect();
+                if parts.len() >= 2 {
+                    let (artifact, group) = parts.split_last().expect("two parts");
+                    self.write_metadata(&group.join("."), artifact)?;
+                }
+            }
+        }
+        for d in subdirs {
+            self.write_all_metadata(&d)?;
+        }
+        Ok(())
+    }
+}
+
+/// Directories made, files linked to their real paths.
+fn mirror(from: &Path, to: &Path) -> Result<(), OverlayError> {
+    fs::create_dir_all(to).map_err(io(to))?;
+    for entry in fs::read_dir(from).map_err(io(from))? {
+        let entry = entry.map_err(io(from))?;
+        let path = entry.path();
+        let target = to.join(entry.file_name());
+        if path.is_dir() {
+            mirror(&path, &target)?;
+        } else if let Ok(real) = fs::canonicalize(&path) {
+            std::os::unix::fs::symlink(&real, &target).map_err(io(&target))?;
+        }
+    }
+    Ok(())
+}
+
+fn holds_artifact_files(dir: &Path) -> bool {
+    fs::read_dir(dir).into_iter().flatten().flatten().any(|e| {
+        let n = e.file_name().to_string_lossy().to_string();
+        n.ends_with(".pom") || n.ends_with(".jar")
+    })
+}
+
+fn versions_in(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_dir() && holds_artifact_files(&e.path()))
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect()
+}
+
+/// The highest version that is not `debian` (nor a stub), else `debian`.
+fn release(versions: &[String]) -> Option<String> {
+    versions
+        .iter()
+        .filter(|v| *v != "debian" && *v != DROPPED)
+        .max_by(|a, b| compare_versions(a, b))
+        .or_else(|| versions.iter().find(|v| *v == "debian"))
+        .or_else(|| versions.first())
+        .cloned()
+}
+
+/// Numeric parts compared as numbers (`2.22.3` after `2.9`), the rest as text.
+fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    let parts = |v: &str| -> Vec<(u64, String)> {
+        v.split(['.', '-'])
+            .map(|p| (p.parse::<u64>().unwrap_or(0), p.to_string()))
+            .collect()
+    };
+    parts(a).cmp(&parts(b))
+}
+
+/// `pom` with the version of the project itself (the `<version>` that is a child of
+/// `<project>`, not of `<parent>` or anything else) set to `version`.
+fn with_own_version(pom: &str, version: &str) -> Option<String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(pom);
+    let mut depth_names: Vec<Vec<u8>> = Vec::new();
+    loop {
+        match reader.read_event().ok()? {
+            Event::Start(e) => {
+                let name = e.local_name().as_ref().to_vec();
+                if name == b"version" && depth_names.len() == 1 && depth_names[0] == b"project" {
+                    let start = reader.buffer_position() as usize;
+                    let end = start + pom[start..].find("</")?;
+                    return Some(format!("{}{version}{}", &pom[..start], &pom[end..]));
+                }
+                depth_names.push(name);
+            }
+            Event::End(_) => {
+                depth_names.pop();
+            }
+            Event::Eof => return None,
+            _ => {}
+        }
+    }
+}
+
+/// What an offline Maven build says it could not find.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Missing {
+    /// A parent POM at a version that is not there.
+    Parent(Coord),
+    /// A plugin whose version could not be resolved (no metadata lists it).
+    PluginVersion { group: String, artifact: String },
+    /// A dependency or plugin at a version that is not there.
+    Artifact(Coord),
+}
+
+/// The missing artifacts named in `output` (Maven 3's messages), each once, in order.
+pub fn missing_in(output: &str) -> Vec<Missing> {
+    let mut found: Vec<Missing> = Vec::new();
+    let mut push = |m: Missing| {
+        if !found.contains(&m) {
+            found.push(m);
+        }
+    };
+    for line in output.lines() {
+        if line.contains("Non-resolvable parent POM") {
+            if let Some(c) = after(line, "the artifact ").and_then(first_coord) {
+                push(Missing::Parent(c));
+            }
+        } else if line.contains("Error resolving version for plugin") {
+            if let Some(ga) = between(line, "plugin '", "'") {
+                if let Some((g, a)) = ga.split_once(':') {
+                    push(Missing::PluginVersion {
+                        group: g.to_string(),
+                        artifact: a.to_string(),
+                    });
+                }
+            }
+        } else if line.contains("has not been downloaded from it before")
+            || line.contains("Could not find artifact")
+        {
+            let from =
+                after(line, "the artifact ").or_else(|| after(line, "Could not find artifact "));
+            if let Some(c) = from.and_then(first_coord) {
+                push(Missing::Artifact(c));
+            }
+        }
+    }
+    found
+}
+
+fn after<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
+    line.find(marker).map(|i| &line[i + marker.len()..])
+}
+
+fn between<'a>(line: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let rest = after(line, open)?;
+    rest.find(close).map(|i| &rest[..i])
+}
+
+fn first_coord(s: &str) -> Option<Coord> {
+    Coord::parse(s.split_whitespace().next()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Debian-like repository: commons-parent 56 and `debian`, junit 4.13.2, and a plugin
+    /// with one version.
+    fn debian_repo(dir: &Path) {
+        let put = |rel: &str, text: &str| {
+            let p = dir.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        };
+        let parent = "<project><modelVersion>4.0.0</modelVersion>\n<parent><groupId>org.apache</groupId>\
+                      <artifactId>apache</artifactId><version>29</version></parent>\n\
+                      <groupId>org.apache.commons</groupId><artifactId>commons-parent</artifactId>\
+                      <version>56</version><packaging>pom</packaging>\
+                      <dependencies><dependency><version>9</version></dependency></dependencies></project>\n";
+        put(
+            "org/apache/commons/commons-parent/56/commons-parent-56.pom",
+            parent,
+        );
+        put(
+            "org/apache/commons/commons-parent/debian/commons-parent-debian.pom",
+            parent,
+        );
+        put(
+            "junit/junit/4.13.2/junit-4.13.2.pom",
+            "<project><version>4.13.2</version></project>",
+        );
+        put("junit/junit/4.13.2/junit-4.13.2.jar", "jar");
+        put(
+            "org/apache/felix/maven-bundle-plugin/3.5.1/maven-bundle-plugin-3.5.1.pom",
+            "<project><version>3.5.1</version></project>",
+        );
+        put(
+            "org/apache/felix/maven-bundle-plugin/3.5.1/maven-bundle-plugin-3.5.1.jar",
+            "jar",
+        );
+    }
+
+    #[test]
+    fn asked_versions_resolve_to_debian_s_and_debian_s_tree_is_not_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let debian = tmp.path().join("debian");
+        debian_repo(&debian);
+        let root = tmp.path().join("overlay");
+        let mut o = Overlay::create(&debian, &root).unwrap();
+        // Metadata for version-less plugin declarations.
+        let meta = fs::read_to_string(
+            root.join("org/apache/felix/maven-bundle-plugin/maven-metadata-local.xml"),
+        )
+        .unwrap();
+        assert!(meta.contains("<release>3.5.1</release>"), "{meta}");
+        let parent_meta = fs::read_to_string(
+            root.join("org/apache/commons/commons-parent/maven-metadata-local.xml"),
+        )
+        .unwrap();
+        assert!(
+            parent_meta.contains("<release>56</release>"),
+            "{parent_meta}"
+        );
+        // The parent a project asks for, at a version Debian does not have.
+        let asked = Coord::parse("org.apache.commons:commons-parent:pom:52").unwrap();
+        assert_eq!(o.map(&asked).unwrap(), "56");
+        let pom = fs::read_to_string(
+            root.join("org/apache/commons/commons-parent/52/commons-parent-52.pom"),
+        )
+        .unwrap();
+        // Its own version is the asked one; its parent's and dependencies' are Debian's.
+        assert!(
+            pom.contains("<artifactId>commons-parent</artifactId><version>52</version>"),
+            "{pom}"
+        );
+        assert!(pom.contains("<version>29</version></parent>"), "{pom}");
+        assert!(pom.contains("<dependency><version>9</version>"), "{pom}");
+        assert_eq!(o.mapped.get(&asked).map(String::as_str), Some("56"));
+        // A version Debian has is left alone; jars are linked to Debian's files.
+        let junit = Coord::parse("junit:junit:4.13.2").unwrap();
+        assert_eq!(o.map(&junit).unwrap(), "4.13.2");
+        assert!(!o.mapped.contains_key(&junit));
+        let j = Coord::parse("junit:junit:jar:4.12").unwrap();
+        assert_eq!(o.map(&j).unwrap(), "4.13.2");
+        let link = root.join("junit/junit/4.12/junit-4.12.jar");
+        assert_eq!(
+            fs::canonicalize(&link).unwrap(),
+            fs::canonicalize(debian.join("junit/junit/4.13.2/junit-4.13.2.jar")).unwrap()
+        );
+        // Nothing was added to Debian's repository.
+        assert!(!debian.join("org/apache/commons/commons-parent/52").exists());
+        assert!(!debian.join("junit/junit/maven-metadata-local.xml").exists());
+        // An artifact Debian does not package is an error naming it.
+        let e = o
+            .map(&Coord::parse("com.example:nothing:1.0").unwrap())
+            .unwrap_err();
+        assert!(e.to_string().contains("com.example:nothing"), "{e}");
+    }
+
+    #[test]
+    fn a_stubbed_plugin_has_a_pom_an_empty_descriptor_and_metadata() {
+        let tmp = tempfile::tempdir().unwrap();
+        let debian = tmp.path().join("debian");
+        debian_repo(&debian);
+        let mut o = Overlay::create(&debian, &tmp.path().join("overlay")).unwrap();
+        o.stub_plugin("com.github.siom79.japicmp", "japicmp-maven-plugin")
+            .unwrap();
+        let dir = o
+            .root
+            .join("com/github/siom79/japicmp/japicmp-maven-plugin");
+        let meta = fs::read_to_string(dir.join("maven-metadata-local.xml")).unwrap();
+        assert!(
+            meta.contains(&format!("<release>{DROPPED}</release>")),
+            "{meta}"
+        );
+        let jar = fs::File::open(
+            dir.join(DROPPED)
+                .join(format!("japicmp-maven-plugin-{DROPPED}.jar")),
+        )
+        .unwrap();
+        let mut zip = zip::ZipArchive::new(jar).unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut zip.by_name("META-INF/maven/plugin.xml").unwrap(),
+            &mut text,
+        )
+        .unwrap();
+        assert!(text.contains("<mojos></mojos>"), "{text}");
+        assert!(text.contains("<artifactId>japicmp-maven-plugin</artifactId>"));
+    }
+
+    #[test]
+    fn maven_s_messages_name_what_is_missing() {
+        let out = "\
+[FATAL] Non-resolvable parent POM for commons-cli:commons-cli:1.5.0: Cannot access central (https://repo.maven.apache.org/maven2) in offline mode and the artifact org.apache.commons:commons-parent:pom:52 has not been downloaded from it before. and 'parent.relativePath' points at wrong local POM @ line 19, column 11
+[ERROR] Error resolving version for plugin 'com.github.siom79.japicmp:japicmp-maven-plugin' from the repositories [local (/tmp/j/overlay), central (https://repo.maven.apache.org/maven2)]: Plugin not found in any plugin repository -> [Help 1]
+[ERROR] Failed to execute goal on project x: Could not resolve dependencies for project a:b:jar:1: Cannot access central (https://repo.maven.apache.org/maven2) in offline mode and the artifact org.mockito:mockito-core:jar:4.11.0 has not been downloaded from it before. -> [Help 1]
+[FATAL] Non-resolvable parent POM for commons-cli:commons-cli:1.5.0: Cannot access central (https://repo.maven.apache.org/maven2) in offline mode and the artifact org.apache.commons:commons-parent:pom:52 has not been downloaded from it before.
+";
+        assert_eq!(
+            missing_in(out),
+            vec![
+                Missing::Parent(Coord::parse("org.apache.commons:commons-parent:52").unwrap()),
+                Missing::PluginVersion {
+                    group: "com.github.siom79.japicmp".into(),
+                    artifact: "japicmp-maven-plugin".into()
+                },
+                Missing::Artifact(Coord::parse("org.mockito:mockito-core:4.11.0").unwrap()),
+            ]
+        );
+        assert!(missing_in("[INFO] BUILD SUCCESS").is_empty());
+    }
+
+    #[test]
+    fn versions_compare_by_their_numbers() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            release(&v(&["2.9", "2.22.3", "debian"])).as_deref(),
+            Some("2.22.3")
+        );
+        assert_eq!(release(&v(&["debian"])).as_deref(), Some("debian"));
+        assert_eq!(release(&v(&[])), None);
+    }
+}
