@@ -350,6 +350,66 @@ fn with_own_version(pom: &str, version: &str) -> Option<String> {
     }
 }
 
+/// How [`resolve`] ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Resolution {
+    /// The build succeeded after these rounds.
+    Built { rounds: usize },
+    /// The build failed with nothing the overlay can supply: Maven's last output's error lines.
+    Stuck { rounds: usize, errors: String },
+    /// Still missing something after `rounds` rounds.
+    GaveUp { rounds: usize },
+}
+
+/// Runs `build` (an offline Maven build against the overlay: success and its output) until
+/// it succeeds, supplying after each failure what it says is missing: a parent or dependency
+/// version mapped to Debian's, a plugin Debian does not package stubbed. At most `max_rounds`
+/// builds.
+pub fn resolve(
+    overlay: &mut Overlay,
+    max_rounds: usize,
+    mut build: impl FnMut() -> (bool, String),
+) -> Result<Resolution, OverlayError> {
+    for round in 1..=max_rounds {
+        let (ok, output) = build();
+        if ok {
+            return Ok(Resolution::Built { rounds: round });
+        }
+        let missing = missing_in(&output);
+        let mut supplied = 0;
+        for m in missing {
+            let done = match &m {
+                Missing::Parent(c) | Missing::Artifact(c) => {
+                    !overlay.mapped.contains_key(c) && overlay.map(c).is_ok()
+                }
+                Missing::PluginVersion { group, artifact } => {
+                    let c = Coord {
+                        group: group.clone(),
+                        artifact: artifact.clone(),
+                        version: DROPPED.to_string(),
+                    };
+                    !overlay.mapped.contains_key(&c)
+                        && overlay.versions(group, artifact).is_empty()
+                        && overlay.stub_plugin(group, artifact).is_ok()
+                }
+            };
+            supplied += usize::from(done);
+        }
+        if supplied == 0 {
+            let errors: Vec<&str> = output
+                .lines()
+                .filter(|l| l.contains("ERROR") || l.contains("FATAL"))
+                .take(5)
+                .collect();
+            return Ok(Resolution::Stuck {
+                rounds: round,
+                errors: errors.join("\n"),
+            });
+        }
+    }
+    Ok(Resolution::GaveUp { rounds: max_rounds })
+}
+
 /// What an offline Maven build says it could not find.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Missing {
@@ -558,6 +618,49 @@ mod tests {
             ]
         );
         assert!(missing_in("[INFO] BUILD SUCCESS").is_empty());
+    }
+
+    /// The loop supplies what each failed build names, once, and stops when a build names
+    /// nothing it can supply.
+    #[test]
+    fn resolve_supplies_what_each_build_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let debian = tmp.path().join("debian");
+        debian_repo(&debian);
+        let mut o = Overlay::create(&debian, &tmp.path().join("overlay")).unwrap();
+        let root = o.root.clone();
+        let parent = "[FATAL] Non-resolvable parent POM for a:b:1: Cannot access central in offline mode and the artifact org.apache.commons:commons-parent:pom:52 has not been downloaded from it before.";
+        let plugin = "[ERROR] Error resolving version for plugin 'org.apache.rat:apache-rat-plugin' from the repositories [local (x)]: Plugin not found in any plugin repository";
+        let builds = std::cell::Cell::new(0);
+        let got = resolve(&mut o, 10, || {
+            builds.set(builds.get() + 1);
+            let has_parent = root.join("org/apache/commons/commons-parent/52").exists();
+            let has_rat = root
+                .join("org/apache/rat/apache-rat-plugin")
+                .join(DROPPED)
+                .exists();
+            match (has_parent, has_rat) {
+                (false, _) => (false, parent.to_string()),
+                (true, false) => (false, plugin.to_string()),
+                (true, true) => (true, "[INFO] BUILD SUCCESS".to_string()),
+            }
+        })
+        .unwrap();
+        assert_eq!(got, Resolution::Built { rounds: 3 });
+        assert_eq!(o.mapped.len(), 2);
+        // A failure that names nothing to supply, or the same thing again, stops the loop.
+        let got = resolve(&mut o, 10, || {
+            (false, "[ERROR] COMPILATION ERROR".to_string())
+        })
+        .unwrap();
+        assert!(
+            matches!(got, Resolution::Stuck { rounds: 1, ref errors } if errors.contains("COMPILATION"))
+        );
+        let got = resolve(&mut o, 10, || (false, parent.to_string())).unwrap();
+        assert!(
+            matches!(got, Resolution::Stuck { rounds: 1, .. }),
+            "{got:?}"
+        );
     }
 
     #[test]
