@@ -104,6 +104,10 @@ pub struct Overlay {
     /// Each version asked for that Debian does not have, and Debian's version it resolves to
     /// ([`DROPPED`] for a stubbed plugin): what a record's environment names.
     pub mapped: BTreeMap<Coord, String>,
+    /// The first parent POM mapped (the project's own parent, which the build asks for
+    /// first), and the versions added to its dependency management ([`Overlay::manage`]).
+    parent: Option<Coord>,
+    pub managed: BTreeMap<(String, String), String>,
 }
 
 impl Overlay {
@@ -117,6 +121,8 @@ impl Overlay {
             root: root.to_path_buf(),
             debian: debian.to_path_buf(),
             mapped: BTreeMap::new(),
+            parent: None,
+            managed: BTreeMap::new(),
         };
         overlay.write_all_metadata(root)?;
         Ok(overlay)
@@ -163,6 +169,42 @@ impl Overlay {
         self.write_metadata(&coord.group, &coord.artifact)?;
         self.mapped.insert(coord.clone(), from.clone());
         Ok(from)
+    }
+
+    /// [`Overlay::map`] for a parent POM; the first becomes the one [`Overlay::manage`] adds to.
+    pub fn map_parent(&mut self, coord: &Coord) -> Result<String, OverlayError> {
+        let from = self.map(coord)?;
+        if self.parent.is_none() && from != coord.version {
+            self.parent = Some(coord.clone());
+        }
+        Ok(from)
+    }
+
+    /// Gives `group:artifact` Debian's version in the mapped parent's dependency management:
+    /// an upstream parent manages versions (JUnit's BOM, say) that Debian's parent POMs no
+    /// longer do, so a project that names the dependency without a version fails to build.
+    pub fn manage(&mut self, group: &str, artifact: &str) -> Result<String, OverlayError> {
+        let parent = self.parent.clone().ok_or_else(|| {
+            OverlayError::NotPackaged(format!(
+                "a mapped parent POM to manage {group}:{artifact} in"
+            ))
+        })?;
+        let version = release(&self.versions(group, artifact))
+            .ok_or_else(|| OverlayError::NotPackaged(format!("{group}:{artifact}")))?;
+        self.managed
+            .insert((group.to_string(), artifact.to_string()), version.clone());
+        let path = parent
+            .dir(&self.root)
+            .join(format!("{}-{}.pom", parent.artifact, parent.version));
+        let text = fs::read_to_string(&path).map_err(io(&path))?;
+        let entry = format!(
+            "<dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>\
+             <version>{version}</version></dependency>"
+        );
+        let text = with_managed(&text, &entry)
+            .ok_or_else(|| OverlayError::NoVersion { path: path.clone() })?;
+        fs::write(&path, text).map_err(io(&path))?;
+        Ok(version)
     }
 
     /// An empty plugin `group:artifact` at version [`DROPPED`]: a POM, and a jar whose plugin
@@ -326,6 +368,45 @@ fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// `pom` with the version of the project itself (the `<version>` that is a child of
 /// `<project>`, not of `<parent>` or anything else) set to `version`.
+fn with_managed(pom: &str, entry: &str) -> Option<String> {
+    // Inside the project's own `<dependencyManagement><dependencies>`, else a new one before
+    // `</project>`.
+    if let Some(i) = top_level_start(pom, "dependencyManagement") {
+        let rest = &pom[i..];
+        let j = i + rest.find("<dependencies>")? + "<dependencies>".len();
+        return Some(format!("{}{entry}{}", &pom[..j], &pom[j..]));
+    }
+    let end = pom.rfind("</project>")?;
+    Some(format!(
+        "{}<dependencyManagement><dependencies>{entry}</dependencies></dependencyManagement>\n{}",
+        &pom[..end],
+        &pom[end..]
+    ))
+}
+
+/// Where the element `name` that is a child of `<project>` starts its content.
+fn top_level_start(pom: &str, name: &str) -> Option<usize> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(pom);
+    let mut depth: Vec<Vec<u8>> = Vec::new();
+    loop {
+        match reader.read_event().ok()? {
+            Event::Start(e) => {
+                let local = e.local_name().as_ref().to_vec();
+                if local == name.as_bytes() && depth.len() == 1 && depth[0] == b"project" {
+                    return Some(reader.buffer_position() as usize);
+                }
+                depth.push(local);
+            }
+            Event::End(_) => {
+                depth.pop();
+            }
+            Event::Eof => return None,
+            _ => {}
+        }
+    }
+}
+
 fn with_own_version(pom: &str, version: &str) -> Option<String> {
     use quick_xml::events::Event;
     let mut reader = quick_xml::Reader::from_str(pom);
@@ -379,8 +460,15 @@ pub fn resolve(
         let mut supplied = 0;
         for m in missing {
             let done = match &m {
-                Missing::Parent(c) | Missing::Artifact(c) => {
-                    !overlay.mapped.contains_key(c) && overlay.map(c).is_ok()
+                Missing::Parent(c) => {
+                    !overlay.mapped.contains_key(c) && overlay.map_parent(c).is_ok()
+                }
+                Missing::Artifact(c) => !overlay.mapped.contains_key(c) && overlay.map(c).is_ok(),
+                Missing::Unmanaged { group, artifact } => {
+                    !overlay
+                        .managed
+                        .contains_key(&(group.clone(), artifact.clone()))
+                        && overlay.manage(group, artifact).is_ok()
                 }
                 Missing::PluginVersion { group, artifact } => {
                     let c = Coord {
@@ -419,6 +507,8 @@ pub enum Missing {
     PluginVersion { group: String, artifact: String },
     /// A dependency or plugin at a version that is not there.
     Artifact(Coord),
+    /// A dependency named without a version that no parent manages.
+    Unmanaged { group: String, artifact: String },
 }
 
 /// The missing artifacts named in `output` (Maven 3's messages), each once, in order.
@@ -438,6 +528,18 @@ pub fn missing_in(output: &str) -> Vec<Missing> {
             if let Some(ga) = between(line, "plugin '", "'") {
                 if let Some((g, a)) = ga.split_once(':') {
                     push(Missing::PluginVersion {
+                        group: g.to_string(),
+                        artifact: a.to_string(),
+                    });
+                }
+            }
+        } else if line.contains("'dependencies.dependency.version' for ")
+            && line.contains("is missing")
+        {
+            if let Some(c) = after(line, "' for ").and_then(|r| r.split_whitespace().next()) {
+                let mut parts = c.split(':');
+                if let (Some(g), Some(a)) = (parts.next(), parts.next()) {
+                    push(Missing::Unmanaged {
                         group: g.to_string(),
                         artifact: a.to_string(),
                     });
@@ -618,6 +720,52 @@ mod tests {
             ]
         );
         assert!(missing_in("[INFO] BUILD SUCCESS").is_empty());
+    }
+
+    /// A project that names a dependency without a version its upstream parent managed: the
+    /// mapped parent manages Debian's version.
+    #[test]
+    fn the_mapped_parent_manages_what_the_project_names_without_a_version() {
+        let tmp = tempfile::tempdir().unwrap();
+        let debian = tmp.path().join("debian");
+        debian_repo(&debian);
+        let mut o = Overlay::create(&debian, &tmp.path().join("overlay")).unwrap();
+        let msg = "[ERROR] 'dependencies.dependency.version' for junit:junit:jar is missing. @ line 94, column 17";
+        assert_eq!(
+            missing_in(msg),
+            vec![Missing::Unmanaged {
+                group: "junit".into(),
+                artifact: "junit".into()
+            }]
+        );
+        // No parent mapped yet: nothing to add it to.
+        assert!(o.manage("junit", "junit").is_err());
+        o.map_parent(&Coord::parse("org.apache.commons:commons-parent:pom:54").unwrap())
+            .unwrap();
+        assert_eq!(o.manage("junit", "junit").unwrap(), "4.13.2");
+        o.manage("org.apache.felix", "maven-bundle-plugin").unwrap();
+        let pom = fs::read_to_string(
+            o.root
+                .join("org/apache/commons/commons-parent/54/commons-parent-54.pom"),
+        )
+        .unwrap();
+        let managed = pom.split("<dependencyManagement>").nth(1).expect("managed");
+        assert!(
+            managed.contains("<artifactId>junit</artifactId><version>4.13.2</version>"),
+            "{pom}"
+        );
+        assert!(
+            managed
+                .contains("<artifactId>maven-bundle-plugin</artifactId><version>3.5.1</version>"),
+            "{pom}"
+        );
+        assert_eq!(pom.matches("<dependencyManagement>").count(), 1, "{pom}");
+        // Debian's own POM is untouched.
+        let debian_pom = fs::read_to_string(
+            debian.join("org/apache/commons/commons-parent/56/commons-parent-56.pom"),
+        )
+        .unwrap();
+        assert!(!debian_pom.contains("dependencyManagement"));
     }
 
     /// The loop supplies what each failed build names, once, and stops when a build names
