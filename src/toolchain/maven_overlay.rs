@@ -366,11 +366,9 @@ fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
     parts(a).cmp(&parts(b))
 }
 
-/// `pom` with the version of the project itself (the `<version>` that is a child of
-/// `<project>`, not of `<parent>` or anything else) set to `version`.
+/// `pom` with `entry` (a `<dependency>`) in the project's own dependency management: inside
+/// its `<dependencyManagement><dependencies>`, else in a new one before `</project>`.
 fn with_managed(pom: &str, entry: &str) -> Option<String> {
-    // Inside the project's own `<dependencyManagement><dependencies>`, else a new one before
-    // `</project>`.
     if let Some(i) = top_level_start(pom, "dependencyManagement") {
         let rest = &pom[i..];
         let j = i + rest.find("<dependencies>")? + "<dependencies>".len();
@@ -407,28 +405,12 @@ fn top_level_start(pom: &str, name: &str) -> Option<usize> {
     }
 }
 
+/// `pom` with the version of the project itself (the `<version>` that is a child of
+/// `<project>`, not of `<parent>` or anything else) set to `version`.
 fn with_own_version(pom: &str, version: &str) -> Option<String> {
-    use quick_xml::events::Event;
-    let mut reader = quick_xml::Reader::from_str(pom);
-    let mut depth_names: Vec<Vec<u8>> = Vec::new();
-    loop {
-        match reader.read_event().ok()? {
-            Event::Start(e) => {
-                let name = e.local_name().as_ref().to_vec();
-                if name == b"version" && depth_names.len() == 1 && depth_names[0] == b"project" {
-                    let start = reader.buffer_position() as usize;
-                    let end = start + pom[start..].find("</")?;
-                    return Some(format!("{}{version}{}", &pom[..start], &pom[end..]));
-                }
-                depth_names.push(name);
-            }
-            Event::End(_) => {
-                depth_names.pop();
-            }
-            Event::Eof => return None,
-            _ => {}
-        }
-    }
+    let start = top_level_start(pom, "version")?;
+    let end = start + pom[start..].find("</")?;
+    Some(format!("{}{version}{}", &pom[..start], &pom[end..]))
 }
 
 /// How [`resolve`] ended.
