@@ -50,6 +50,40 @@ pub struct Grading {
     /// path. The command's own files are protected too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected: Vec<String>,
+    /// How the command names its selection. Absent in records made before it: `args`.
+    #[serde(default, skip_serializing_if = "Select::is_args")]
+    pub select: Select,
+}
+
+/// How a grading command names what it runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Select {
+    /// Its tests, else its files, as arguments after the options (pytest, jest).
+    #[default]
+    Args,
+    /// Maven's Surefire: `-Dtest=<selection>` and then the `test` goal. Tests are named as
+    /// Surefire selects them (`a.B#x+y,a.C`); a file as its class, the path below its test
+    /// source folder (`src/test/java/`, else the last `java/`), `.java` dropped.
+    Surefire,
+}
+
+impl Select {
+    fn is_args(&self) -> bool {
+        *self == Select::Args
+    }
+}
+
+/// The class a Java test file holds, as Surefire's `-Dtest` names it: the path below the test
+/// source folder (`…/src/test/java/`, else the last `java/` component), dots for slashes.
+pub fn java_class_of(file: &str) -> String {
+    let below = file
+        .rsplit_once("src/test/java/")
+        .map(|(_, rest)| rest)
+        .or_else(|| file.rsplit_once("/java/").map(|(_, rest)| rest))
+        .or_else(|| file.strip_prefix("java/"))
+        .unwrap_or(file);
+    below.trim_end_matches(".java").replace('/', ".")
 }
 
 /// An agent's diff with only its changes to the task's source files kept.
@@ -125,9 +159,17 @@ impl Grading {
             command: String::new(),
             editable: Vec::new(),
             protected: Vec::new(),
+            select: Select::Args,
         };
         g.command = g.line_with(&[]);
         g
+    }
+
+    /// The same command naming its selection the way `select` says.
+    pub fn with_select(mut self, select: Select) -> Grading {
+        self.select = select;
+        self.command = self.line_with(&[]);
+        self
     }
 
     /// The command line with `report` (options that change only what is reported) added
@@ -136,7 +178,25 @@ impl Grading {
         let mut words = vec![self.base_command.clone()];
         words.extend(self.options.iter().map(|o| shell_quote(o)));
         words.extend(report.iter().cloned());
-        words.extend(self.selection().iter().map(|f| shell_quote(f)));
+        match self.select {
+            Select::Args => words.extend(self.selection().iter().map(|f| shell_quote(f))),
+            Select::Surefire => {
+                let named: Vec<String> = if self.tests.is_empty() {
+                    self.files.iter().map(|f| java_class_of(f)).collect()
+                } else {
+                    self.tests.clone()
+                };
+                let selection = crate::runner::surefire::selection(&named);
+                // An empty selection would run the whole suite: select a test that cannot exist.
+                let selection = if selection.is_empty() {
+                    "swe_forge_no_test#none".to_string()
+                } else {
+                    selection
+                };
+                words.push(shell_quote(&format!("-Dtest={selection}")));
+                words.push("test".to_string());
+            }
+        }
         words.retain(|w| !w.is_empty());
         words.join(" ")
     }

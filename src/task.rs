@@ -269,6 +269,11 @@ pub struct EnvironmentInfo {
     /// ([`Task::toolchain`]).
     #[serde(default)]
     pub toolchain: Option<crate::toolchain::ToolchainId>,
+    /// How the environment resolved the project's dependencies, where the toolchain says
+    /// ([`crate::toolchain::Toolchain::environment_notes`]; Java: `maven_overlay`, the
+    /// versions the project asks for mapped to Debian's). Absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependencies: Option<serde_json::Value>,
 }
 
 /// `<seed>__<mutator>__<first 8 of the candidate id>`.

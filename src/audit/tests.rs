@@ -59,6 +59,7 @@ pub(crate) fn task(id: &str) -> Task {
                 test_command: "python -m pytest".into(),
                 python_path: vec![".".into()],
                 toolchain: None,
+                dependencies: None,
             },
             tool_version: "0.1.0".into(),
             issue_style: "report".into(),

@@ -408,3 +408,43 @@ fn a_bounded_scope_keeps_the_failures_then_their_files_then_the_suite_s_order() 
         7
     );
 }
+
+#[test]
+fn a_surefire_command_selects_its_tests_or_its_files_classes_before_the_goal() {
+    let g = Grading::new(
+        "mvn -o -B -s /opt/s.xml",
+        vec!["-DfailIfNoTests=false".into()],
+        vec![
+            "core/src/test/java/a/b/CTest.java".into(),
+            "src/test/java/a/DTest.java".into(),
+        ],
+        None,
+    )
+    .with_select(Select::Surefire);
+    assert_eq!(
+        g.command,
+        "mvn -o -B -s /opt/s.xml -DfailIfNoTests=false -Dtest=a.b.CTest,a.DTest test"
+    );
+    let g = g.with_tests(vec![
+        "a.b.CTest#x".into(),
+        "a.b.CTest#y".into(),
+        "a.DTest#z".into(),
+    ]);
+    assert_eq!(
+        g.command,
+        "mvn -o -B -s /opt/s.xml -DfailIfNoTests=false '-Dtest=a.b.CTest#x+y,a.DTest#z' test"
+    );
+    assert_eq!(
+        g.line_with(&["-q".into()]),
+        "mvn -o -B -s /opt/s.xml -DfailIfNoTests=false -q '-Dtest=a.b.CTest#x+y,a.DTest#z' test"
+    );
+    // The choice survives a record's round trip; records without it select by arguments.
+    let back: Grading = serde_json::from_str(&serde_json::to_string(&g).unwrap()).unwrap();
+    assert_eq!(back, g);
+    let mut v = serde_json::to_value(&g).unwrap();
+    v.as_object_mut().unwrap().remove("select");
+    let old: Grading = serde_json::from_value(v).unwrap();
+    assert_eq!(old.select, Select::Args);
+    assert_eq!(java_class_of("x/java/p/QTest.java"), "p.QTest");
+    assert_eq!(java_class_of("QTest.java"), "QTest");
+}

@@ -180,6 +180,7 @@ pub(super) fn build_task(
                     test_command: ctx.test_command.clone(),
                     python_path: repo.profile.python_path.clone(),
                     toolchain: Some(ctx.toolchain),
+                    dependencies: ctx.env_notes.clone(),
                 },
                 tool_version: crate::VERSION.to_string(),
                 issue_style: issue_style.to_string(),

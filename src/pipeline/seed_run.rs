@@ -84,6 +84,19 @@ pub(super) fn run_seed(
     check_set_up(store, &cfg.out, &seed.name, &fingerprint, true)?;
     let first_runner = toolchain.runner(&spec);
     let runner = first_runner.as_ref();
+    // What the environment says about how it resolved the project (recorded with each task),
+    // and the source folders it left out of the build (never mutated).
+    let env_notes = env
+        .worker(0)
+        .ok()
+        .and_then(|mut w| toolchain.environment_notes(w.as_mut()));
+    let left_out = env_notes
+        .as_ref()
+        .map(|n| toolchain.left_out_folders(n))
+        .unwrap_or_default();
+    if !left_out.is_empty() {
+        tracing::info!(seed = %seed.name, folders = ?left_out, "left out of the build: not mutated");
+    }
 
     // Baseline.
     let baseline = match store.baseline(&seed.name, &repo.commit)? {
@@ -177,12 +190,19 @@ pub(super) fn run_seed(
         }
         None => {
             let rules = load_rules(cfg.mutators_dir.as_deref(), repo.profile.language)?;
-            let enumeration = candidate::enumerate(
-                &repo.checkout,
-                &repo.profile.source_files,
-                repo.profile.language,
-                &rules,
-            );
+            let sources: Vec<String> = repo
+                .profile
+                .source_files
+                .iter()
+                .filter(|f| {
+                    !left_out
+                        .iter()
+                        .any(|d| f.starts_with(&format!("{}/", d.trim_end_matches('/'))))
+                })
+                .cloned()
+                .collect();
+            let enumeration =
+                candidate::enumerate(&repo.checkout, &sources, repo.profile.language, &rules);
             for skipped in &enumeration.skipped {
                 tracing::warn!(seed = %seed.name, file = %skipped.file, "skipped: {}", skipped.reason);
             }
@@ -247,6 +267,7 @@ pub(super) fn run_seed(
     }
     let t = Instant::now();
     let ctx = SeedContext {
+        env_notes,
         repo: &repo,
         baseline: &baseline,
         env: env.clone(),
@@ -373,6 +394,9 @@ pub(super) struct SeedContext<'a> {
     pub(super) repeats: usize,
     pub(super) test_command: String,
     pub(super) toolchain: toolchain::ToolchainId,
+    /// What the environment says about how it resolved the project's dependencies
+    /// ([`toolchain::Toolchain::environment_notes`]).
+    pub(super) env_notes: Option<serde_json::Value>,
     /// Test synthesis for survivors (Python, unless `--no-synthesis`).
     pub(super) synth: Option<synth::SynthSetup>,
     /// The clean suite's recorded calls so far (see [`TraceCache`]).

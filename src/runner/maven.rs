@@ -48,6 +48,16 @@ pub use super::surefire::COMPILE_ERROR_PREFIX;
 
 /// The Maven settings for Debian's offline repository (`/usr/share/maven-repo`).
 pub const SETTINGS_XML: &str = include_str!("../../dockerfiles/maven-settings.xml");
+/// Debian's Maven repository, the local repository of [`SETTINGS_XML`].
+pub const DEBIAN_MAVEN_REPO: &str = "/usr/share/maven-repo";
+
+/// [`SETTINGS_XML`] with `local_repo` as the local repository (an overlay of Debian's).
+pub fn settings_xml(local_repo: &str) -> String {
+    SETTINGS_XML.replace(
+        &format!("<localRepository>{DEBIAN_MAVEN_REPO}</localRepository>"),
+        &format!("<localRepository>{local_repo}</localRepository>"),
+    )
+}
 /// The JUnit Platform listener that writes one JaCoCo `.exec` per test.
 pub const LISTENER_JAVA: &str = include_str!("../../dockerfiles/java/PerTestListener.java");
 /// The analyser that turns the per-test `.exec` files into JSON.

@@ -1,11 +1,13 @@
 //! Java built with Maven and tested with JUnit through Surefire: the Maven runner (offline,
-//! against Debian's Maven repository), `pkg.Class#method` ids, no test synthesis, screening
+//! against an overlay of Debian's Maven repository in which the versions the project asks for
+//! resolve to Debian's, see [`super::maven_overlay`]), `pkg.Class#method` ids, no test synthesis, screening
 //! without per-test coverage by the tests of the mutated class's package; and the
 //! environments: the base image's packages (the JDK, Maven, Debian's Maven repository), the
 //! repository image (`dockerfiles/java-maven.Dockerfile`: the coverage helpers compiled, the
 //! offline settings, the warm-up build of the commit), the task image's layer and the host's
 //! Maven for the local sandbox.
 
+use super::maven_overlay::{self, Mapping};
 use super::{RunnerSpec, Toolchain, ToolchainId, Unsupported};
 use crate::baseline::Baseline;
 use crate::lang::Language;
@@ -14,11 +16,12 @@ use crate::runner::maven::{self, Maven};
 use crate::runner::TestRunner;
 use crate::sandbox::image::TEST_UID;
 use crate::sandbox::recipe::{
-    BaseRecipe, ContextFile, EnvRecipe, HashPart, ImageRecipe, LocalRecipe, Requirement, TaskLayer,
-    Variant, VersionProbe,
+    BaseRecipe, ContextFile, EnvDir, EnvRecipe, HashPart, ImageRecipe, LocalRecipe, Requirement,
+    SetupStep, TaskLayer, Variant, VersionProbe,
 };
 use crate::sandbox::{shell_quote, SandboxKind, Worker};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 /// What every Java container needs besides the toolchain: python3 runs the agent, git the
 /// resets, coreutils `timeout` (minbase has bash).
@@ -38,6 +41,23 @@ pub const JAVA_TOOLCHAIN_PACKAGES: &[&str] = &[
     "libmaven-jar-plugin-java",
     "libmaven-install-plugin-java",
     "libjacoco-java",
+    // What real projects' builds and tests commonly need besides (see java-maven.md, "Real
+    // projects"): the bundle plugin (`<packaging>bundle</packaging>`), build-helper (extra
+    // source folders), and test libraries.
+    "libmaven-bundle-plugin-java",
+    "libbuild-helper-maven-plugin-java",
+    "libhamcrest-java",
+    "libassertj-core-java",
+    "libmockito-java",
+    "libeasymock-java",
+    "libgoogle-gson-java",
+    "libjimfs-java",
+    "libjaxb-api-java",
+    "libjaxb-java",
+    "libjetty9-java",
+    // joda-time: joda-convert, and the exec plugin that compiles its time-zone data.
+    "libjoda-convert-java",
+    "libexec-maven-plugin-java",
 ];
 
 /// The Java base image. The JDK is installed after debootstrap, with apt
@@ -68,6 +88,14 @@ pub const JAVA_MAVEN_SETTINGS: &str = "/opt/swe-forge/maven-settings.xml";
 /// which the agent empties before every command. The image build leaves the build of its
 /// commit there (the warm-up), so workers start with it; owned by the test user.
 pub const JAVA_BUILD_CACHE: &str = "/var/cache/swe-forge/maven-build";
+/// Where a Java repository image keeps the overlay of Debian's Maven repository made for its
+/// project ([`maven_overlay`]), owned by root; the local repository of [`JAVA_MAVEN_SETTINGS`].
+pub const JAVA_MAVEN_OVERLAY: &str = "/opt/swe-forge/m2";
+/// A harness's verdict on the Surefire reports of a grading run (`dockerfiles/java/verdict.py`).
+const VERDICT_PY: &str = include_str!("../../dockerfiles/java/verdict.py");
+/// The variable that names the overlay to commands of the local sandbox (the image's is
+/// [`JAVA_MAVEN_OVERLAY`]).
+const OVERLAY_VAR: &str = "SWE_FORGE_MAVEN_REPO";
 /// Debian's jar directory in the Java base image.
 const JAVA_LIB: &str = "/usr/share/java";
 /// The scratch directory of the warm-up in a Java image build.
@@ -96,10 +124,13 @@ pub fn java_warmup_script() -> String {
 /// and builds the commit offline (which doubles as the check that it builds offline).
 pub fn image_recipe(repo: &Repo) -> ImageRecipe {
     let warmup = java_warmup_script();
+    let settings = maven::settings_xml(JAVA_MAVEN_OVERLAY);
+    let extension = maven_overlay::extension_build_script("/tmp/swe-forge/java", "\"$M/lib/ext\"");
     let values = BTreeMap::from([
         ("seed".to_string(), repo.name.clone().into()),
         ("helpers".to_string(), JAVA_HELPERS_DIR.into()),
         ("settings".to_string(), JAVA_MAVEN_SETTINGS.into()),
+        ("overlay".to_string(), JAVA_MAVEN_OVERLAY.into()),
         ("build_cache".to_string(), JAVA_BUILD_CACHE.into()),
         ("warmup_dir".to_string(), JAVA_WARMUP_SCRATCH.into()),
         ("setup_file".to_string(), maven::fast::SETUP_FILE.into()),
@@ -114,8 +145,16 @@ pub fn image_recipe(repo: &Repo) -> ImageRecipe {
         files: vec![
             ContextFile::text("java/PerTestListener.java", maven::LISTENER_JAVA),
             ContextFile::text("java/PerTestCoverage.java", maven::ANALYSER_JAVA),
-            ContextFile::text("java/maven-settings.xml", maven::SETTINGS_XML),
+            ContextFile::text("java/maven-settings.xml", &settings),
             ContextFile::text("java/warmup-setup.sh", &warmup),
+            ContextFile::text("java/maven-overlay.py", maven_overlay::OVERLAY_PY),
+            ContextFile::text("java/maven-aliases.txt", maven_overlay::ALIASES_TXT),
+            ContextFile::text(
+                "java/SweForgeDropPlugins.java",
+                maven_overlay::EXTENSION_JAVA,
+            ),
+            ContextFile::text("java/components.xml", maven_overlay::EXTENSION_COMPONENTS),
+            ContextFile::text("java/build-extension.sh", &extension),
         ],
         hash: vec![
             HashPart::Text(JAVA_MAVEN_TEMPLATE.to_string()),
@@ -123,7 +162,12 @@ pub fn image_recipe(repo: &Repo) -> ImageRecipe {
             HashPart::Commit,
             HashPart::Text(maven::LISTENER_JAVA.to_string()),
             HashPart::Text(maven::ANALYSER_JAVA.to_string()),
-            HashPart::Text(maven::SETTINGS_XML.to_string()),
+            HashPart::Text(settings.clone()),
+            HashPart::Text(maven_overlay::OVERLAY_PY.to_string()),
+            HashPart::Text(maven_overlay::ALIASES_TXT.to_string()),
+            HashPart::Text(maven_overlay::EXTENSION_JAVA.to_string()),
+            HashPart::Text(maven_overlay::EXTENSION_COMPONENTS.to_string()),
+            HashPart::Text(extension.clone()),
             HashPart::Text(maven::DEFAULT_JVM_OPTIONS.to_string()),
             HashPart::Text(warmup),
         ],
@@ -239,6 +283,84 @@ impl Toolchain for JavaMaven {
         Ok(Box::new(m))
     }
 
+    /// Surefire's `-Dtest` names single test methods.
+    fn grades_tests_by_name(&self) -> bool {
+        true
+    }
+
+    /// Offline Maven with the image's settings (the overlay of Debian's repository), Surefire
+    /// selecting the graded tests (`-Dtest=a.B#x+y`) or the graded files' classes: what a
+    /// task image runs (`java-maven.md`, "Grading"). The seed's test command is not used:
+    /// Maven's is fixed.
+    fn grading(
+        &self,
+        root: &Path,
+        test_command: &str,
+        files: Vec<String>,
+    ) -> crate::grading::Grading {
+        let _ = (root, test_command);
+        crate::grading::Grading::new(
+            &format!("mvn -o -B -s {JAVA_MAVEN_SETTINGS}"),
+            vec![
+                "-Dsurefire.failIfNoSpecifiedTests=false".into(),
+                "-DfailIfNoTests=false".into(),
+            ],
+            files,
+            None,
+        )
+        .with_select(crate::grading::Select::Surefire)
+    }
+
+    /// SWE-bench's `parse_log_maven` reads a test's id as the text after `-Dtest=` up to the
+    /// first whitespace.
+    fn harness_readable(&self, id: &str) -> bool {
+        !id.is_empty() && !id.chars().any(|c| c.is_whitespace() || c.is_control())
+    }
+
+    /// The grading command, its output kept in a log (printed with Maven's own `-Dtest=` and
+    /// `BUILD …` words defused, so that SWE-bench's `parse_log_maven` does not read them),
+    /// then `dockerfiles/java/verdict.py` on the Surefire reports: `-Dtest=<id>` and
+    /// `BUILD SUCCESS|FAILURE` per graded test for SWE-bench, `PASSED|FAILED <id>` for
+    /// Harbor; exit 0 only when every graded test passed.
+    fn harness_run(
+        &self,
+        harness: crate::toolchain::Harness,
+        grading: &crate::grading::Grading,
+        graded: &[String],
+        log_dir: &str,
+    ) -> Result<crate::toolchain::HarnessRun, String> {
+        let q = shell_quote;
+        let verdict = format!("{log_dir}/verdict.py");
+        let log = q(&format!("{log_dir}/maven.log"));
+        let setup = format!(
+            "mkdir -p {}
+{}",
+            q(log_dir),
+            maven::heredoc(&q(&verdict), VERDICT_PY)
+        );
+        let ids = graded.iter().map(|t| q(t)).collect::<Vec<_>>().join(" ");
+        let clean =
+            "find . -path '*/target/surefire-reports' -type d -prune -exec rm -rf {} + 2>/dev/null";
+        let mvn = grading.line_with(&[]);
+        let command = match harness {
+            crate::toolchain::Harness::SweBench => format!(
+                "{{ {clean}; {mvn} > {log} 2>&1; status=$?; \
+                 sed -e 's/-Dtest=/-Dtest =/g' -e 's/BUILD \\(SUCCESS\\|FAILURE\\)/BUILD: \\1/' {log}; \
+                 python3 {verdict_q} --swebench {ids}; sleep 1; }} 2>/dev/null; (exit $status)",
+                verdict_q = q(&verdict),
+            ),
+            crate::toolchain::Harness::Harbor => format!(
+                "{clean}; {mvn} >&2; python3 {} --harbor {ids}",
+                q(&verdict)
+            ),
+        };
+        Ok(crate::toolchain::HarnessRun {
+            setup,
+            command,
+            log_parser: "parse_log_maven",
+        })
+    }
+
     /// `pkg.ClassTest#method`: the test file named after the class.
     fn test_file(&self, id: &str, test_files: &[String]) -> Option<String> {
         let class = id.split('#').next()?;
@@ -276,19 +398,37 @@ impl Toolchain for JavaMaven {
     fn recipe(&self, repo: &Repo) -> EnvRecipe {
         EnvRecipe {
             image: image_recipe(repo),
-            // The host's Maven against Debian's offline repository: nothing to install per
-            // repository.
-            local: LocalRecipe {
-                requires: vec![Requirement {
-                    argv: vec!["mvn".into(), "-v".into()],
-                    hint: "Java needs Maven and a JDK on this host for the local sandbox; \
-                           install Debian's packages listed in dockerfiles/java-maven.md, or use \
-                           --sandbox docker"
-                        .into(),
-                }],
-                ..Default::default()
-            },
+            local: local_recipe(repo),
         }
+    }
+
+    /// The overlay's mapping ([`Mapping`]), in the form a record keeps: lists rather than
+    /// maps keyed by artifact, so that every record has the same columns.
+    fn environment_notes(&self, worker: &mut dyn Worker) -> Option<serde_json::Value> {
+        let cmd = format!(
+            "cat \"${{{OVERLAY_VAR}:-{JAVA_MAVEN_OVERLAY}}}/{}/mapping.json\"",
+            maven_overlay::STATE_DIR
+        );
+        let out = worker.exec(&cmd, std::time::Duration::from_secs(30)).ok()?;
+        if out.exit_code != Some(0) {
+            return None;
+        }
+        let mapping = Mapping::parse(&String::from_utf8_lossy(&out.stdout)).ok()?;
+        Some(mapping_note(&mapping))
+    }
+
+    /// The modules the overlay left out of a multi-module build.
+    fn left_out_folders(&self, notes: &serde_json::Value) -> Vec<String> {
+        notes["maven_overlay"]["dropped_modules"]
+            .as_array()
+            .map(|ms| {
+                ms.iter()
+                    .filter_map(|m| m["folder"].as_str())
+                    .filter(|f| !f.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     fn task_layer(&self) -> TaskLayer {
@@ -296,6 +436,124 @@ impl Toolchain for JavaMaven {
             copy_paths: vec!["/opt/swe-forge".to_string()],
             prepare: format!("install -d -o {TEST_UID} -g {TEST_UID} {JAVA_BUILD_CACHE}"),
         }
+    }
+}
+
+/// A record's note of the Maven overlay: `maven_overlay` with `mapped`
+/// (`[{asked, debian}]`), `managed` (`[{artifact, version}]`) and `dropped_plugins`.
+pub fn mapping_note(m: &Mapping) -> serde_json::Value {
+    serde_json::json!({
+        "maven_overlay": {
+            "mapped": m.mapped.iter().map(|(asked, debian)| serde_json::json!({
+                "asked": asked, "debian": debian
+            })).collect::<Vec<_>>(),
+            "managed": m.managed.iter().map(|(artifact, version)| serde_json::json!({
+                "artifact": artifact, "version": version
+            })).collect::<Vec<_>>(),
+            "relocated": m.relocated.iter().map(|(asked, debian)| serde_json::json!({
+                "asked": asked, "debian": debian
+            })).collect::<Vec<_>>(),
+            "dropped_plugins": m.dropped_plugins,
+            "dropped_modules": m.dropped_modules.iter().map(|(artifact, folder)| serde_json::json!({
+                "artifact": artifact, "folder": folder
+            })).collect::<Vec<_>>(),
+        }
+    })
+}
+
+/// The local sandbox: the host's Maven and JDK, and once per commit (and per state of the
+/// host's Debian repository) an overlay made by the same script as in the image, with the
+/// core extension compiled beside it; Maven's commands get both through `MAVEN_OPTS`.
+fn local_recipe(repo: &Repo) -> LocalRecipe {
+    let hint = |what: &str| Requirement {
+        argv: vec![
+            what.into(),
+            if what == "python3" {
+                "--version"
+            } else {
+                "-version"
+            }
+            .into(),
+        ],
+        hint: format!(
+            "Java needs Maven, a JDK and python3 on this host for the local sandbox ({what} is \
+             missing); install Debian's packages listed in dockerfiles/java-maven.md, or use \
+             --sandbox docker"
+        ),
+    };
+    let mut mvn = hint("mvn");
+    mvn.argv[1] = "-v".into();
+    let write_sources = "set -e\nmkdir -p \"$1/src\"\nprintf '%s' \"$2\" > \"$1/src/SweForgeDropPlugins.java\"\n\
+         printf '%s' \"$3\" > \"$1/src/components.xml\"\nprintf '%s' \"$4\" > \"$1/maven-overlay.py\"\n\
+         printf '%s' \"$5\" > \"$1/maven-aliases.txt\"\n"
+        .to_string();
+    let build = format!(
+        "{write_sources}{}",
+        maven_overlay::extension_build_script("\"$1/src\"", "\"$1\"")
+    );
+    let jar = format!("{{env}}/{}", maven_overlay::EXTENSION_JAR);
+    LocalRecipe {
+        requires: vec![mvn, hint("javac"), hint("python3")],
+        env_dir: Some(EnvDir {
+            key: vec![
+                repo.commit.clone(),
+                maven_overlay::OVERLAY_PY.to_string(),
+                maven_overlay::ALIASES_TXT.to_string(),
+                maven_overlay::EXTENSION_JAVA.to_string(),
+                maven_overlay::EXTENSION_COMPONENTS.to_string(),
+                build.clone(),
+            ],
+            // A Debian package installed or removed since changes what the overlay maps.
+            key_commands: vec![vec![
+                "bash".into(),
+                "-c".into(),
+                format!("find {} | sort | md5sum", maven::DEBIAN_MAVEN_REPO),
+            ]],
+            steps: vec![
+                SetupStep {
+                    what: "compiling swe-forge's Maven core extension".into(),
+                    argv: vec![
+                        "bash".into(),
+                        "-c".into(),
+                        build,
+                        "build-extension".into(),
+                        "{env}".into(),
+                        maven_overlay::EXTENSION_JAVA.into(),
+                        maven_overlay::EXTENSION_COMPONENTS.into(),
+                        maven_overlay::OVERLAY_PY.into(),
+                        maven_overlay::ALIASES_TXT.into(),
+                    ],
+                    env: Vec::new(),
+                    in_copy: false,
+                },
+                SetupStep {
+                    what: "making the overlay of Debian's Maven repository for this project \
+                           (maven-overlay.py)"
+                        .into(),
+                    argv: vec![
+                        "python3".into(),
+                        "{env}/maven-overlay.py".into(),
+                        "--debian".into(),
+                        maven::DEBIAN_MAVEN_REPO.into(),
+                        "--root".into(),
+                        "{env}/m2".into(),
+                        "--project".into(),
+                        ".".into(),
+                        format!("--mvn-arg=-Dmaven.ext.class.path={jar}"),
+                    ],
+                    env: Vec::new(),
+                    in_copy: true,
+                },
+            ],
+        }),
+        vars: vec![
+            (OVERLAY_VAR.into(), "{env}/m2".into()),
+            (
+                "MAVEN_OPTS".into(),
+                format!("-Dmaven.repo.local={{env}}/m2 -Dmaven.ext.class.path={jar}"),
+            ),
+        ],
+        ..Default::default()
     }
 }
 
@@ -385,7 +643,115 @@ mod tests {
             .lines()
             .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase()))
             .count();
-        assert!(instructions <= 10, "{instructions} instructions:\n{text}");
+        assert!(instructions <= 11, "{instructions} instructions:\n{text}");
+        // The overlay: made as root from a copy of the repository, into the root-owned
+        // folder the settings name, with the script, its aliases and the core extension.
+        assert!(
+            text.contains("install -m 0644 $S/maven-overlay.py $S/maven-aliases.txt $H/"),
+            "{text}"
+        );
+        assert!(text.contains("bash $S/build-extension.sh"), "{text}");
+        assert!(
+            text.contains(
+                "maven-overlay.py --root /opt/swe-forge/m2 --project /tmp/swe-forge-overlay-src"
+            ),
+            "{text}"
+        );
+        let overlay_at = text.find("maven-overlay.py --root").unwrap();
+        let user_at = text.find("USER tester").unwrap();
+        assert!(overlay_at < user_at, "the overlay is made as root:\n{text}");
+        let settings = recipe
+            .files
+            .iter()
+            .find(|f| f.path == "java/maven-settings.xml")
+            .map(|f| String::from_utf8_lossy(&f.bytes).to_string())
+            .unwrap();
+        assert!(
+            settings.contains("<localRepository>/opt/swe-forge/m2</localRepository>"),
+            "{settings}"
+        );
+    }
+
+    #[test]
+    fn the_harnesses_run_the_grading_command_and_read_the_surefire_reports() {
+        let g = JavaMaven.grading(
+            Path::new("/nonexistent"),
+            "mvn -o -B test",
+            vec!["src/test/java/a/BTest.java".into()],
+        );
+        assert!(JavaMaven.grades_tests_by_name());
+        let g = g.with_tests(vec!["a.BTest#x".into(), "a.BTest#y".into()]);
+        assert_eq!(
+            g.command,
+            "mvn -o -B -s /opt/swe-forge/maven-settings.xml -Dsurefire.failIfNoSpecifiedTests=false \
+             -DfailIfNoTests=false '-Dtest=a.BTest#x+y' test"
+        );
+        let graded = vec!["a.BTest#x".to_string(), "a.BTest#y".to_string()];
+        let sb = JavaMaven
+            .harness_run(crate::toolchain::Harness::SweBench, &g, &graded, "/tmp/e")
+            .unwrap();
+        assert_eq!(sb.log_parser, "parse_log_maven");
+        assert!(sb.setup.contains("/tmp/e/verdict.py"), "{}", sb.setup);
+        assert!(sb.setup.contains("def test_id"), "{}", sb.setup);
+        assert!(sb.command.contains(&g.command), "{}", sb.command);
+        assert!(
+            sb.command
+                .contains("python3 /tmp/e/verdict.py --swebench 'a.BTest#x' 'a.BTest#y'"),
+            "{}",
+            sb.command
+        );
+        // Maven's own words are defused before the verdict's lines.
+        assert!(
+            sb.command.contains("s/-Dtest=/-Dtest =/g"),
+            "{}",
+            sb.command
+        );
+        let hb = JavaMaven
+            .harness_run(crate::toolchain::Harness::Harbor, &g, &graded, "/logs/v")
+            .unwrap();
+        assert!(
+            hb.command
+                .ends_with("python3 /logs/v/verdict.py --harbor 'a.BTest#x' 'a.BTest#y'"),
+            "{}",
+            hb.command
+        );
+        assert!(JavaMaven.harness_readable("a.B$Inner#x"));
+        assert!(!JavaMaven.harness_readable("a.B#x y"));
+    }
+
+    #[test]
+    fn the_overlay_s_mapping_is_recorded_as_lists_and_its_dropped_modules_are_left_out() {
+        let m = Mapping::parse(
+            r#"{"result": "built", "rounds": 5,
+                "mapped": {"org.apache.commons:commons-parent:52": "56"},
+                "managed": {"org.hamcrest:hamcrest": "2.2"},
+                "relocated": {"jakarta.xml.bind:jakarta.xml.bind-api:2.3.3": "javax.xml.bind:jaxb-api:2.3.1"},
+                "dropped_plugins": ["com.github.siom79.japicmp:japicmp-maven-plugin"],
+                "dropped_modules": {"args4j-tools": "args4j-tools", "x": ""}}"#,
+        )
+        .unwrap();
+        let note = mapping_note(&m);
+        let o = &note["maven_overlay"];
+        assert_eq!(
+            o["mapped"][0]["asked"],
+            "org.apache.commons:commons-parent:52"
+        );
+        assert_eq!(o["mapped"][0]["debian"], "56");
+        assert_eq!(o["managed"][0]["artifact"], "org.hamcrest:hamcrest");
+        assert_eq!(o["relocated"][0]["debian"], "javax.xml.bind:jaxb-api:2.3.1");
+        assert_eq!(
+            o["dropped_plugins"][0],
+            "com.github.siom79.japicmp:japicmp-maven-plugin"
+        );
+        assert_eq!(o["dropped_modules"][0]["folder"], "args4j-tools");
+        // The root folder is never a left-out module.
+        assert_eq!(
+            JavaMaven.left_out_folders(&note),
+            vec!["args4j-tools".to_string()]
+        );
+        assert!(JavaMaven
+            .left_out_folders(&serde_json::json!({}))
+            .is_empty());
     }
 
     #[test]

@@ -271,6 +271,25 @@ pub trait Toolchain: Send + Sync {
     /// What a task image takes from the repository image.
     fn task_layer(&self) -> TaskLayer;
 
+    /// What a record's environment says about how this environment resolved the project's
+    /// dependencies (Java: the Maven overlay's mapping), read through a worker of it. Default:
+    /// nothing.
+    fn environment_notes(
+        &self,
+        worker: &mut dyn crate::sandbox::Worker,
+    ) -> Option<serde_json::Value> {
+        let _ = worker;
+        None
+    }
+
+    /// The repository's folders that the environment of `notes`
+    /// ([`Toolchain::environment_notes`]) left out of the build: their sources are not
+    /// mutated. Default: none.
+    fn left_out_folders(&self, notes: &serde_json::Value) -> Vec<String> {
+        let _ = notes;
+        Vec::new()
+    }
+
     /// Whether the harnesses' log parsers read a test id back as it is written (a task is
     /// graded only by ids they do). Default: SWE-bench's pytest parsers split result lines on
     /// whitespace, so an id with whitespace (`test_x[a b]`) comes back cut.

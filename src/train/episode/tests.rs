@@ -90,6 +90,7 @@ pub(crate) fn task_with(
                 test_command: "python -m pytest".into(),
                 python_path: vec![".".into()],
                 toolchain: None,
+                dependencies: None,
             },
             tool_version: "0.1.0".into(),
             issue_style: "report".into(),
