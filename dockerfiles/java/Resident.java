@@ -349,8 +349,11 @@ public final class Resident {
             if (suite) {
                 System.clearProperty("sweforge.select");
                 launch.add("--scan-classpath=" + testClasses);
-                launch.add("--include-classname=^(.*[.])?(Test[^.]*|[^.]*Test|[^.]*Tests|[^.]*TestCase)$");
-                launch.add("--exclude-classname=.*[$].*");
+                // Surefire's includes and excludes, as the build's setup read them from the
+                // POMs (surefire-config.awk), else Surefire's defaults.
+                launch.add("--include-classname=" + firstLine(b.resolve("includes.re"),
+                        "^(.*[.])?(Test[^.]*|[^.]*Test|[^.]*Tests|[^.]*TestCase)$"));
+                launch.add("--exclude-classname=" + firstLine(b.resolve("excludes.re"), ".*[$].*"));
                 if (testOverlay != null && hasFiles(testOverlay)) {
                     launch.add("--scan-classpath=" + testOverlay);
                 }
@@ -617,5 +620,18 @@ public final class Resident {
                 }
             }
         }
+    }
+
+    /** The first line of `file`, or `fallback` when it cannot be read or is empty. */
+    static String firstLine(Path file, String fallback) {
+        try {
+            List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+            if (!lines.isEmpty() && !lines.get(0).trim().isEmpty()) {
+                return lines.get(0).trim();
+            }
+        } catch (IOException | RuntimeException e) {
+            // absent: Surefire's defaults
+        }
+        return fallback;
     }
 }

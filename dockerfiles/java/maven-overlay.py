@@ -40,8 +40,10 @@ Then it builds the project offline (`mvn -o -B -s SETTINGS -DskipTests test`) ag
 overlay, supplies what each failure names, and builds again, until the build succeeds or a
 failure names nothing it can supply. What it did is written to `.swe-forge/mapping.json` in
 the overlay (what a task record's environment names), and the settings file to
-`.swe-forge/settings.xml`. Exit status 0 when the project builds, 3 when it does not (the
-build's error lines are in the mapping's `errors`), 2 on bad input.
+`.swe-forge/settings.xml`. Exit status 0 when the project builds, or when everything resolved
+and the build stopped at the compiler on the project's own sources (result `compile-error`:
+the baseline reports it); 3 when it does not build for want of something (the build's error
+lines are in the mapping's `errors`), 2 on bad input.
 """
 
 import argparse
@@ -184,6 +186,12 @@ def failed_module(output):
         if m:
             return m.group(1)
     return None
+
+
+def compile_failed(output):
+    """Whether a build stopped at the compiler on the project's own sources."""
+    return re.search(r"Failed to execute goal org\.apache\.maven\.plugins:maven-compiler-plugin:"
+                     r"[^:\s]+:(compile|testCompile) ", output) is not None
 
 
 def with_own_version(pom, version):
@@ -575,7 +583,9 @@ def main(argv):
                               + " (" + item[0] + ")" for item in changed) or "nothing to supply"),
             file=sys.stderr)
         if not changed:
-            result = "stuck"
+            # Everything resolved and the project's own sources do not compile: that is for
+            # the baseline to report (with the compiler's message), not a missing dependency.
+            result = "compile-error" if compile_failed(output) else "stuck"
             break
     mapping = {
         "result": result,
@@ -589,6 +599,10 @@ def main(argv):
     }
     with open(os.path.join(args.root, STATE, "mapping.json"), "w") as f:
         json.dump(mapping, f, indent=1, sort_keys=True)
+    if result == "compile-error":
+        print("maven-overlay: every dependency resolved; the project's sources do not compile "
+              "(the baseline reports it)", file=sys.stderr)
+        return 0
     if result != "built":
         print("maven-overlay: the project does not build offline against Debian's Maven "
               "repository (%s after %d rounds):" % (result, rounds), file=sys.stderr)

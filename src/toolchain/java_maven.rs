@@ -361,9 +361,11 @@ impl Toolchain for JavaMaven {
         })
     }
 
-    /// `pkg.ClassTest#method`: the test file named after the class.
+    /// `pkg.ClassTest#method`: the test file named after the class (a nested class's,
+    /// `pkg.ClassTest$Inner#method`, is its outer class's file).
     fn test_file(&self, id: &str, test_files: &[String]) -> Option<String> {
         let class = id.split('#').next()?;
+        let class = class.split('$').next().unwrap_or(class);
         let class = class.rsplit('.').next().unwrap_or(class);
         let suffix = format!("/{class}.java");
         test_files

@@ -31,7 +31,9 @@ pub const DROPPED: &str = "0-dropped";
 /// What the overlay script did for a project (`.swe-forge/mapping.json` in the overlay).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mapping {
-    /// `built`, `stuck` (a failure named nothing the overlay can supply) or `gave-up`.
+    /// `built`; `compile-error` (everything resolved, the project's own sources do not
+    /// compile: the baseline reports it); `stuck` (a failure named nothing the overlay can
+    /// supply) or `gave-up`.
     pub result: String,
     /// Offline builds run.
     pub rounds: u32,

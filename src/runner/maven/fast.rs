@@ -44,27 +44,14 @@ pub const CONSOLE_LAUNCHER: &str = "junit-platform-console-standalone.jar";
 pub const SUREFIRE_INCLUDES: &str = "^(.*[.])?(Test[^.]*|[^.]*Test|[^.]*Tests|[^.]*TestCase)$";
 /// Surefire's default exclude `**/*$*`.
 pub const SUREFIRE_EXCLUDES: &str = ".*[$].*";
-/// POM elements that configure Surefire in ways the console launcher would not reproduce.
-pub const SUREFIRE_SETTINGS: &[&str] = &[
-    "<argLine>",
-    "<includes>",
-    "<excludes>",
-    "<test>",
-    "<groups>",
-    "<excludedGroups>",
-    "<systemPropertyVariables>",
-    "<systemProperties>",
-    "<environmentVariables>",
-    "<additionalClasspathElements>",
-    "<classpathDependencyExcludes>",
-    "<testSourceDirectory>",
-    "<testClassesDirectory>",
-    "<workingDirectory>",
-    "<suiteXmlFiles>",
-    "<configurationParameters>",
-    "<skipTests>",
-    "<modules>",
-];
+/// Reads Surefire's effective configuration from the build's `mvn -X` log
+/// (`dockerfiles/java/surefire-config.awk`): the includes and excludes as class-name regexes
+/// for the console launcher, or the settings the launcher would not reproduce.
+pub const SUREFIRE_CONFIG_AWK: &str = include_str!("../../../dockerfiles/java/surefire-config.awk");
+/// Where the build entry keeps the include and exclude regexes (Surefire's defaults where the
+/// POMs configure none).
+pub const INCLUDES_FILE: &str = "includes.re";
+pub const EXCLUDES_FILE: &str = "excludes.re";
 
 /// What the setup script found.
 #[derive(Clone, Debug, PartialEq)]
@@ -128,11 +115,6 @@ pub fn setup_script(
     let filter_cp = shell_quote(&format!(
         "{lib}/junit-platform-launcher.jar:{lib}/junit-platform-engine.jar:{lib}/junit-platform-commons.jar"
     ));
-    let pom_checks: String = SUREFIRE_SETTINGS
-        .iter()
-        .filter(|s| !s.contains('\n'))
-        .map(|s| format!("{s}\n"))
-        .collect();
     format!(
         "{prelude}OUT={out_q}\n\
          fallback() {{ printf 'fallback %s\\n' \"$*\" > \"$OUT\"; exit 0; }}\n\
@@ -150,11 +132,13 @@ pub fn setup_script(
          build() {{\n\
          git archive --format=tar HEAD | tar -x -C \"$B/src\" || {{ echo 'git archive HEAD failed'; return; }}\n\
          [ -f \"$B/src/pom.xml\" ] || {{ echo 'no pom.xml at the root'; return; }}\n\
-         cat > \"$B/pom-checks.txt\" <<'SWE_FORGE_EOF'\n{pom_checks}SWE_FORGE_EOF\n\
-         found=$(grep -o -F -f \"$B/pom-checks.txt\" \"$B/src/pom.xml\" | sort -u | tr '\\n' ' ')\n\
-         [ -z \"$found\" ] || {{ echo \"the POM sets $found(Surefire configuration or modules)\"; return; }}\n\
-         (cd \"$B/src\" && {mvn} -o -B -X -s {settings_q} test-compile) > \"$B/build.log\" 2>&1 || \
+         ! grep -q -F '<modules>' \"$B/src/pom.xml\" || {{ echo 'the POM has <modules> (a multi-module build)'; return; }}\n\
+         (cd \"$B/src\" && {mvn} -o -B -X -s {settings_q} -DskipTests test) > \"$B/build.log\" 2>&1 || \
          {{ echo \"the commit does not build (mvn test-compile failed, see $B/build.log)\"; return; }}\n\
+         cat > \"$B/surefire-config.awk\" <<'SWE_FORGE_EOF'\n{surefire_awk}SWE_FORGE_EOF\n\
+         surefire=$(sed 's/\\x1b\\[[0-9;]*m//g; s/^\\[DEBUG\\] //' \"$B/build.log\" | \
+         awk -v src=\"$B/src\" -v inc=\"$B/{INCLUDES_FILE}\" -v exc=\"$B/{EXCLUDES_FILE}\" -f \"$B/surefire-config.awk\")\n\
+         [ -z \"$surefire\" ] || {{ echo \"$surefire\"; return; }}\n\
          sed 's/\\x1b\\[[0-9;]*m//g; s/^\\[DEBUG\\] //' \"$B/build.log\" | \
          awk '/^Command line options:$/ {{ getline; print }}' > \"$B/javac-lines.txt\"\n\
          for kind in main test; do\n\
@@ -189,6 +173,7 @@ pub fn setup_script(
          {changes}",
         console_q = shell_quote(&format!("{lib}/{CONSOLE_LAUNCHER}")),
         filter = with_newline(METHOD_FILTER_JAVA),
+        surefire_awk = with_newline(SUREFIRE_CONFIG_AWK),
         resident = with_newline(super::resident::RESIDENT_JAVA),
         changes = changes_script(),
     )
@@ -291,7 +276,8 @@ pub fn run_script(p: &RunPlan) -> String {
         None => {
             out.push_str(&format!(
                 "printf '%s\\n' \"--scan-classpath=$B/src/target/test-classes\" \
-                 '--include-classname={SUREFIRE_INCLUDES}' '--exclude-classname={SUREFIRE_EXCLUDES}' >> {args_q}\n\
+                 \"--include-classname=$(cat \"$B/{INCLUDES_FILE}\" 2>/dev/null || echo '{SUREFIRE_INCLUDES}')\" \
+                 \"--exclude-classname=$(cat \"$B/{EXCLUDES_FILE}\" 2>/dev/null || echo '{SUREFIRE_EXCLUDES}')\" >> {args_q}\n\
                  [ -n \"$(ls -A \"$O/test\")\" ] && printf '%s\\n' \"--scan-classpath=$O/test\" >> {args_q}\n"
             ));
         }
@@ -634,7 +620,7 @@ display-name: validatesIsbn10()
         assert!(!all.contains("javac"), "{all}");
         assert!(!all.contains("sweforge.select"), "{all}");
         assert!(all.contains(&format!(
-            "\"--scan-classpath=$B/src/target/test-classes\" '--include-classname={SUREFIRE_INCLUDES}' '--exclude-classname={SUREFIRE_EXCLUDES}'"
+            "\"--scan-classpath=$B/src/target/test-classes\" \"--include-classname=$(cat \"$B/includes.re\" 2>/dev/null || echo '{SUREFIRE_INCLUDES}')\""
         )), "{all}");
         let cov = run_script(&RunPlan {
             jvm_args: "\"-javaagent:$H/jacocoagent.jar\"",
@@ -642,6 +628,62 @@ display-name: validatesIsbn10()
             ..plan(None, &[], &[])
         });
         assert!(cov.contains("java \"-javaagent:$H/jacocoagent.jar\" -cp \"$O/test:$O/main:$(cat \"$B/test.cp\"):$B/filter:$H/listener:\"/usr"), "{cov}");
+    }
+
+    /// The awk program on a `mvn -X` log's Surefire block: the POM's includes and excludes
+    /// become the launcher's regexes; a setting the launcher would not reproduce is named.
+    fn surefire_config(block: &str) -> (String, String, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let log = format!(
+            "[DEBUG] Configuring mojo 'org.apache.maven.plugins:maven-compiler-plugin:3.10.1:compile' with basic configurator -->\n\
+             [DEBUG]   (f) excludes = [**/Gen*.java]\n[DEBUG] -- end configuration --\n\
+             [DEBUG] Configuring mojo 'org.apache.maven.plugins:maven-surefire-plugin:2.22.3:test' with basic configurator -->\n\
+             {block}[DEBUG]   (s) testSourceDirectory = /p/src/test/java\n\
+             [DEBUG]   (s) additionalClasspathElements = []\n[DEBUG] -- end configuration --\n"
+        );
+        let script = format!(
+            "sed 's/\\x1b\\[[0-9;]*m//g; s/^\\[DEBUG\\] //' | awk -v src=/p -v inc={d}/i -v exc={d}/e -f {d}/c.awk",
+            d = dir.path().display()
+        );
+        std::fs::write(dir.path().join("c.awk"), SUREFIRE_CONFIG_AWK).unwrap();
+        let mut child = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(child.stdin.as_mut().unwrap(), log.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap_or_default();
+        (
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            read("i").trim().to_string(),
+            read("e").trim().to_string(),
+        )
+    }
+
+    #[test]
+    fn surefire_s_effective_includes_and_excludes_become_the_launcher_s() {
+        let (bad, inc, exc) = surefire_config("");
+        assert_eq!(bad, "");
+        assert_eq!(inc, SUREFIRE_INCLUDES);
+        assert_eq!(exc, SUREFIRE_EXCLUDES);
+        let (bad, inc, exc) = surefire_config(
+            "[DEBUG]   (s) includes = [**/*Test.java, **/*Check.java]\n[DEBUG]   (s) excludes = [**/Slow*.java, org/x/It?.class]\n",
+        );
+        assert_eq!(bad, "");
+        assert_eq!(inc, "^((.*[.])?[^.]*Test|(.*[.])?[^.]*Check)$");
+        assert_eq!(exc, "^((.*[.])?Slow[^.]*|org[.]x[.]It[^.])$");
+        assert!(!inc.contains('\\') && !exc.contains('\\'));
+        // What the launcher would not reproduce: the reason names it, and no regex is written.
+        let (bad, inc, _) = surefire_config(
+            "[DEBUG]   (s) argLine = -Xmx1g\n[DEBUG]   (s) includes = [%regex[.*Foo.*]]\n[DEBUG]   (f) reuseForks = false\n",
+        );
+        assert_eq!(
+            bad,
+            "Surefire is configured with argLine includes=[%regex[.*Foo.*]] reuseForks=false"
+        );
+        assert_eq!(inc, "");
     }
 
     #[test]
@@ -669,7 +711,7 @@ display-name: validatesIsbn10()
         assert!(s.contains("exec 9>\"$B.lock\""));
         let lock = s.find("flock 9 ||").unwrap();
         let mvn = s
-            .find("mvn -pl core -o -B -X -s /s/settings.xml test-compile")
+            .find("mvn -pl core -o -B -X -s /s/settings.xml -DskipTests test")
             .unwrap();
         let unlock = s.find("flock -u 9").unwrap();
         assert!(lock < mvn && mvn < unlock, "{s}");
@@ -678,7 +720,10 @@ display-name: validatesIsbn10()
             s.contains("package sweforge;"),
             "the filter's source is embedded"
         );
-        assert!(s.contains("<argLine>\n<includes>\n"), "{s}");
+        // Surefire's effective configuration is read from the build's log, after the build.
+        let awk = s.find("surefire-config.awk\" <<'SWE_FORGE_EOF'").unwrap();
+        assert!(mvn < awk && awk < unlock, "{s}");
+        assert!(s.contains("! grep -q -F '<modules>'"), "{s}");
         assert!(s.contains("[ -f /usr/share/java/junit-platform-console-standalone.jar ]"));
     }
 

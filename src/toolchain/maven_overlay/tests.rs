@@ -109,7 +109,7 @@ if [ -n "$FAIL_MODULE" ] && ! grep -qx 'b-tools' "$R/.swe-forge/dropped-modules"
   echo "[ERROR] Failed to execute goal on project b-tools: Could not resolve dependencies for project a:b-tools:jar:1: Could not find artifact jdk:tools:jar:5.0 at specified path /usr/lib/jvm/java-17-openjdk-amd64/../lib/tools.jar -> [Help 1]"; exit 1
 fi
 if [ -n "$FAIL_ROOT" ]; then
-  echo "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.10.1:compile (default-compile) on project b: Compilation failure"; exit 1
+  echo "[ERROR] Failed to execute goal on project b: Could not resolve dependencies for project a:b:jar:1: Could not find artifact jdk:tools:jar:5.0 at specified path /usr/lib/jvm/java-17-openjdk-amd64/../lib/tools.jar -> [Help 1]"; exit 1
 fi
 if [ -n "$FAIL_COMPILE" ]; then
   echo "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.10.1:compile (default-compile) on project b: Compilation failure"; exit 1
@@ -314,23 +314,37 @@ fn the_script_supplies_what_each_build_names_until_it_builds() {
 #[test]
 fn a_failure_that_names_nothing_to_supply_stops_with_its_errors() {
     let s = setup();
-    let out = run_script(&s, &[("FAIL_COMPILE", "1")]);
+    let out = run_script(&s, &[("FAIL_ROOT", "1")]);
     assert_eq!(out.status.code(), Some(3));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("does not build offline"), "{stderr}");
-    assert!(stderr.contains("Compilation failure"), "{stderr}");
+    assert!(stderr.contains("jdk:tools:jar:5.0"), "{stderr}");
     let m = Mapping::read(&s.root).unwrap();
     assert_eq!(m.result, "stuck");
-    // The compiler is never dropped: its failure is the project's.
-    assert!(
-        !m.dropped_plugins.iter().any(|p| p.contains("compiler")),
-        "{m:?}"
-    );
     assert_eq!(m.errors.len(), 1, "{m:?}");
     // Made afresh each time.
     let again = run_script(&s, &[]);
     assert!(again.status.success());
     assert_eq!(Mapping::read(&s.root).unwrap().result, "built");
+}
+
+#[test]
+fn sources_that_do_not_compile_are_the_baseline_s_to_report() {
+    let s = setup();
+    let out = run_script(&s, &[("FAIL_COMPILE", "1")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let m = Mapping::read(&s.root).unwrap();
+    assert_eq!(m.result, "compile-error");
+    // The compiler is never dropped: its failure is the project's.
+    assert!(
+        !m.dropped_plugins.iter().any(|p| p.contains("compiler")),
+        "{m:?}"
+    );
+    assert!(
+        m.errors.iter().any(|e| e.contains("Compilation failure")),
+        "{m:?}"
+    );
 }
 
 #[test]

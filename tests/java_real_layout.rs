@@ -1,0 +1,94 @@
+//! A Java project laid out as maintainers ship them (tests/fixtures/java_real_layout), run
+//! with the local sandbox against the host's Debian Maven repository: its parent POM version
+//! (commons-parent 52) is mapped to Debian's, its unpackaged plugin and its unbuildable module
+//! are left out, and the record's environment says so; no task mutates the left-out module;
+//! JUnit 5 parameterized invocations grade as their method and @Nested tests by their nested
+//! class; the POM's Surefire includes and excludes hold; a test reading a test resource passes;
+//! the grading command is Maven's with the graded tests selected; and the SWE-bench export's
+//! eval script runs it with the Maven log parser.
+
+mod common;
+use common::*;
+use std::collections::BTreeSet;
+
+#[test]
+fn a_real_layout_builds_offline_and_grades_its_parameterized_and_nested_tests() {
+    if !maven_or_skip("a_real_layout_builds_offline_and_grades_its_parameterized_and_nested_tests")
+    {
+        return;
+    }
+    let (o, dir) = run_fixture("java_real_layout", &["--max-candidates", "6"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let tasks = jsonl(&dir.path().join("out/tasks.jsonl"));
+    assert!(!tasks.is_empty(), "no task accepted:\n{}", text(&o));
+    let mut graded: BTreeSet<String> = BTreeSet::new();
+    for t in &tasks {
+        let id = t["instance_id"].as_str().unwrap();
+        let overlay = &t["metadata"]["environment"]["dependencies"]["maven_overlay"];
+        let mapped = overlay["mapped"].as_array().expect("a mapping");
+        assert!(
+            mapped.iter().any(
+                |m| m["asked"] == "org.apache.commons:commons-parent:52" && m["debian"] == "56"
+            ),
+            "{id}: {overlay}"
+        );
+        assert!(
+            overlay["dropped_plugins"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p == "com.github.siom79.japicmp:japicmp-maven-plugin"),
+            "{id}: {overlay}"
+        );
+        assert_eq!(
+            overlay["dropped_modules"],
+            serde_json::json!([{"artifact": "realish-legacy", "folder": "legacy"}]),
+            "{id}"
+        );
+        let patch = t["patch"].as_str().unwrap();
+        assert!(
+            patch.contains("core/src/main/java/fx/Temperature.java"),
+            "{id}: {patch}"
+        );
+        assert!(
+            !patch.contains("legacy/"),
+            "{id} mutates a left-out module: {patch}"
+        );
+        let command = t["metadata"]["grading"]["command"].as_str().unwrap();
+        assert!(
+            command.starts_with("mvn -o -B -s /opt/swe-forge/maven-settings.xml ")
+                && command.contains("-Dtest=")
+                && command.ends_with(" test"),
+            "{id}: {command}"
+        );
+        for list in ["FAIL_TO_PASS", "PASS_TO_PASS"] {
+            for test in t[list].as_array().unwrap() {
+                graded.insert(test.as_str().unwrap().to_string());
+            }
+        }
+    }
+    // Invocations of a parameterized test grade as their method; nested tests carry their
+    // class; Surefire's includes add *Check; its excludes keep Slow* out.
+    assert!(
+        !graded.iter().any(|t| t.contains('[') || t.contains('{')),
+        "{graded:?}"
+    );
+    let seen = |prefix: &str| graded.iter().any(|t| t.starts_with(prefix));
+    assert!(seen("fx.TemperatureTest#describes"), "{graded:?}");
+    assert!(seen("fx.TemperatureTest$Conversions#"), "{graded:?}");
+    assert!(seen("fx.RangeCheck#"), "{graded:?}");
+    assert!(!seen("fx.SlowTest"), "{graded:?}");
+
+    // The SWE-bench record's eval script runs the grading command and reads its verdict with
+    // Maven's parser (an export of local records is refused: they have no image).
+    for t in &tasks {
+        let task: swe_forge::task::Task = serde_json::from_value(t.clone()).unwrap();
+        let (script, parser) = swe_forge::export::swebench::eval_script(&task).unwrap();
+        assert_eq!(parser, "parse_log_maven");
+        assert!(script.contains("verdict.py --swebench"), "{script}");
+        assert!(
+            script.contains(task.metadata.grading.as_ref().unwrap().command.as_str()),
+            "{script}"
+        );
+    }
+}
