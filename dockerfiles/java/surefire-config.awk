@@ -4,7 +4,8 @@
 # adapter's fast path needs it (src/runner/maven/fast.rs). Parent POMs included: Maven prints
 # the merged configuration. Variables: src (the project's folder), inc and exc (files the
 # class-name regexes of Surefire's includes and excludes are written to, as JUnit's console
-# launcher takes them). Prints nothing when the fast path reproduces this configuration, else
+# launcher takes them), and argl (the file Surefire's argLine, if any, is written to: JVM
+# options for the launcher's JVM). Prints nothing when the fast path reproduces this configuration, else
 # one line: the settings it does not (the caller falls back to plain Maven).
 #
 # Surefire's defaults: includes **/Test*.java **/*Test.java **/*Tests.java **/*TestCase.java,
@@ -73,7 +74,15 @@ inblock && /^ *\([sf]\) [A-Za-z]+ = / {
         if (name == "includes") includes = r; else excludes = r
         next
     }
-    if (name ~ /^(argLine|test|groups|excludedGroups|systemPropertyVariables|systemProperties|environmentVariables|properties|includesFile|excludesFile|parallel|jvm|suiteXmlFiles|additionalClasspathElements|classpathDependencyExcludes|classpathDependencyScopeExclude|dependenciesToScan|testNGArtifactName_)$/ && !empty)
+    if (name == "argLine") {
+        # JVM options for the test JVM: the launcher's JVM takes them as they are, unless they
+        # need Surefire's late replacement (@{...}), an unresolved property or shell quoting.
+        if (empty) next
+        if (val ~ /@\{|\$\{|["'`\\$;&|<>()]/) { bad = bad " argLine=" val; next }
+        argline = val
+        next
+    }
+    if (name ~ /^(test|groups|excludedGroups|systemPropertyVariables|systemProperties|environmentVariables|properties|includesFile|excludesFile|parallel|jvm|suiteXmlFiles|additionalClasspathElements|classpathDependencyExcludes|classpathDependencyScopeExclude|dependenciesToScan|testNGArtifactName_)$/ && !empty)
         bad = bad " " name
     else if (name == "testSourceDirectory" && val != src "/src/test/java") bad = bad " " name
     else if (name == "testClassesDirectory" && val != src "/target/test-classes") bad = bad " " name
@@ -85,4 +94,5 @@ END {
     if (bad != "") { print "Surefire is configured with" bad; exit }
     print includes > inc
     print excludes > exc
+    printf "%s", argline > argl
 }

@@ -52,6 +52,9 @@ pub const SUREFIRE_CONFIG_AWK: &str = include_str!("../../../dockerfiles/java/su
 /// POMs configure none).
 pub const INCLUDES_FILE: &str = "includes.re";
 pub const EXCLUDES_FILE: &str = "excludes.re";
+/// Where the build entry keeps Surefire's `argLine` (JVM options for the tests' JVM; empty
+/// where the POMs set none), split on whitespace when the launcher's JVM starts.
+pub const ARGLINE_FILE: &str = "argline.txt";
 
 /// What the setup script found.
 #[derive(Clone, Debug, PartialEq)]
@@ -137,7 +140,7 @@ pub fn setup_script(
          {{ echo \"the commit does not build (mvn test-compile failed, see $B/build.log)\"; return; }}\n\
          cat > \"$B/surefire-config.awk\" <<'SWE_FORGE_EOF'\n{surefire_awk}SWE_FORGE_EOF\n\
          surefire=$(sed 's/\\x1b\\[[0-9;]*m//g; s/^\\[DEBUG\\] //' \"$B/build.log\" | \
-         awk -v src=\"$B/src\" -v inc=\"$B/{INCLUDES_FILE}\" -v exc=\"$B/{EXCLUDES_FILE}\" -f \"$B/surefire-config.awk\")\n\
+         awk -v src=\"$B/src\" -v inc=\"$B/{INCLUDES_FILE}\" -v exc=\"$B/{EXCLUDES_FILE}\" -v argl=\"$B/{ARGLINE_FILE}\" -f \"$B/surefire-config.awk\")\n\
          [ -z \"$surefire\" ] || {{ echo \"$surefire\"; return; }}\n\
          sed 's/\\x1b\\[[0-9;]*m//g; s/^\\[DEBUG\\] //' \"$B/build.log\" | \
          awk '/^Command line options:$/ {{ getline; print }}' > \"$B/javac-lines.txt\"\n\
@@ -316,7 +319,7 @@ pub fn run_script(p: &RunPlan) -> String {
         format!("{}:", p.extra_cp)
     };
     let java = format!(
-        "java{jvm}{select_prop} -cp \"$O/test:$O/main:$(cat \"$B/test.cp\"):$B/filter:{extra_cp}\"{console} \
+        "java $(cat \"$B/{ARGLINE_FILE}\" 2>/dev/null){jvm}{select_prop} -cp \"$O/test:$O/main:$(cat \"$B/test.cp\"):$B/filter:{extra_cp}\"{console} \
          org.junit.platform.console.ConsoleLauncher @{args_q}",
         jvm = if p.jvm_args.is_empty() {
             String::new()
@@ -609,7 +612,7 @@ display-name: validatesIsbn10()
             "{s}"
         );
         assert!(s.contains(
-            "java -Dsweforge.select=/s/select.txt -cp \"$O/test:$O/main:$(cat \"$B/test.cp\"):$B/filter:\"/usr/share/java/junit-platform-console-standalone.jar org.junit.platform.console.ConsoleLauncher @/s/launcher.args"
+            "java $(cat \"$B/argline.txt\" 2>/dev/null) -Dsweforge.select=/s/select.txt -cp \"$O/test:$O/main:$(cat \"$B/test.cp\"):$B/filter:\"/usr/share/java/junit-platform-console-standalone.jar org.junit.platform.console.ConsoleLauncher @/s/launcher.args"
         ), "{s}");
         assert!(s.contains("if [ \"$n\" -gt 0 ]; then java"), "{s}");
         assert!(s.contains("--config=junit.platform.discovery.listener.default=logging"));
@@ -627,12 +630,12 @@ display-name: validatesIsbn10()
             extra_cp: "$H/listener",
             ..plan(None, &[], &[])
         });
-        assert!(cov.contains("java \"-javaagent:$H/jacocoagent.jar\" -cp \"$O/test:$O/main:$(cat \"$B/test.cp\"):$B/filter:$H/listener:\"/usr"), "{cov}");
+        assert!(cov.contains("java $(cat \"$B/argline.txt\" 2>/dev/null) \"-javaagent:$H/jacocoagent.jar\" -cp \"$O/test:$O/main:$(cat \"$B/test.cp\"):$B/filter:$H/listener:\"/usr"), "{cov}");
     }
 
     /// The awk program on a `mvn -X` log's Surefire block: the POM's includes and excludes
     /// become the launcher's regexes; a setting the launcher would not reproduce is named.
-    fn surefire_config(block: &str) -> (String, String, String) {
+    fn surefire_config(block: &str) -> (String, String, String, String) {
         let dir = tempfile::tempdir().unwrap();
         let log = format!(
             "[DEBUG] Configuring mojo 'org.apache.maven.plugins:maven-compiler-plugin:3.10.1:compile' with basic configurator -->\n\
@@ -642,7 +645,7 @@ display-name: validatesIsbn10()
              [DEBUG]   (s) additionalClasspathElements = []\n[DEBUG] -- end configuration --\n"
         );
         let script = format!(
-            "sed 's/\\x1b\\[[0-9;]*m//g; s/^\\[DEBUG\\] //' | awk -v src=/p -v inc={d}/i -v exc={d}/e -f {d}/c.awk",
+            "sed 's/\\x1b\\[[0-9;]*m//g; s/^\\[DEBUG\\] //' | awk -v src=/p -v inc={d}/i -v exc={d}/e -v argl={d}/a -f {d}/c.awk",
             d = dir.path().display()
         );
         std::fs::write(dir.path().join("c.awk"), SUREFIRE_CONFIG_AWK).unwrap();
@@ -659,16 +662,22 @@ display-name: validatesIsbn10()
             String::from_utf8_lossy(&out.stdout).trim().to_string(),
             read("i").trim().to_string(),
             read("e").trim().to_string(),
+            read("a"),
         )
     }
 
     #[test]
     fn surefire_s_effective_includes_and_excludes_become_the_launcher_s() {
-        let (bad, inc, exc) = surefire_config("");
+        let (bad, inc, exc, argline) = surefire_config("");
         assert_eq!(bad, "");
         assert_eq!(inc, SUREFIRE_INCLUDES);
         assert_eq!(exc, SUREFIRE_EXCLUDES);
-        let (bad, inc, exc) = surefire_config(
+        assert_eq!(argline, "");
+        // An argLine the launcher's JVM takes as it is (jsoup: a smaller stack).
+        let (bad, _, _, argline) = surefire_config("[DEBUG]   (s) argLine = -Xss256k -Dx=1\n");
+        assert_eq!(bad, "");
+        assert_eq!(argline, "-Xss256k -Dx=1");
+        let (bad, inc, exc, _) = surefire_config(
             "[DEBUG]   (s) includes = [**/*Test.java, **/*Check.java]\n[DEBUG]   (s) excludes = [**/Slow*.java, org/x/It?.class]\n",
         );
         assert_eq!(bad, "");
@@ -676,12 +685,12 @@ display-name: validatesIsbn10()
         assert_eq!(exc, "^((.*[.])?Slow[^.]*|org[.]x[.]It[^.])$");
         assert!(!inc.contains('\\') && !exc.contains('\\'));
         // What the launcher would not reproduce: the reason names it, and no regex is written.
-        let (bad, inc, _) = surefire_config(
-            "[DEBUG]   (s) argLine = -Xmx1g\n[DEBUG]   (s) includes = [%regex[.*Foo.*]]\n[DEBUG]   (f) reuseForks = false\n",
+        let (bad, inc, _, _) = surefire_config(
+            "[DEBUG]   (s) argLine = @{jacoco} -Xmx1g\n[DEBUG]   (s) includes = [%regex[.*Foo.*]]\n[DEBUG]   (f) reuseForks = false\n",
         );
         assert_eq!(
             bad,
-            "Surefire is configured with argLine includes=[%regex[.*Foo.*]] reuseForks=false"
+            "Surefire is configured with argLine=@{jacoco} -Xmx1g includes=[%regex[.*Foo.*]] reuseForks=false"
         );
         assert_eq!(inc, "");
     }

@@ -51,10 +51,11 @@ pub fn launcher_script(build: &str, java_lib: &str, jvm_options: &str) -> String
          jars=$(tr ':' '\\n' < \"$B/test.cp\" | while IFS= read -r e; do \
          [ -n \"$e\" ] && [ ! -d \"$e\" ] && printf '%s:' \"$e\"; done)\n\
          exec 3<&0 4>&1 </dev/null >/dev/null\n\
-         exec java -cp \"$jars$B/resident:$B/filter:$CL\" sweforge.Resident\n",
+         exec java $(cat \"$B/{argline}\" 2>/dev/null) -cp \"$jars$B/resident:$B/filter:$CL\" sweforge.Resident\n",
         b = shell_quote(build),
         cl = shell_quote(&console),
         source = super::heredoc("\"$T/src/Resident.java\"", RESIDENT_JAVA),
+        argline = super::fast::ARGLINE_FILE,
     )
 }
 
