@@ -18,7 +18,7 @@ mod sample;
 mod tests;
 
 pub use enumerate::{enumerate, enumerate_source};
-pub use sample::sample;
+pub use sample::{sample, sample_preferring};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

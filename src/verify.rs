@@ -266,6 +266,25 @@ fn abnormal(run: &Run) -> Option<Verdict> {
     }
 }
 
+/// Whether a stable test executes a line of the candidate (or one of its lines runs at import
+/// or collection); `None` without per-test coverage.
+pub fn executed_by_tests(baseline: &Baseline, cand: &Candidate) -> Option<bool> {
+    if baseline.coverage_unavailable.is_some() {
+        return None;
+    }
+    let (first, last) = cand.line_range;
+    Some(
+        baseline
+            .coverage
+            .runs_outside_tests(&cand.file, first, last)
+            || baseline
+                .coverage
+                .tests_covering(&cand.file, first, last)
+                .iter()
+                .any(|t| baseline.stable_pass.contains(t)),
+    )
+}
+
 /// The stable tests that screen a candidate: those that execute its lines, or every stable test
 /// when one of its lines runs at import or collection (any test depends on those); without
 /// per-test coverage, the toolchain's choice for the mutated file (Java: the tests of its

@@ -4,8 +4,9 @@
 //! are left out, and the record's environment says so; no task mutates the left-out module;
 //! JUnit 5 parameterized invocations grade as their method and @Nested tests by their nested
 //! class; the POM's Surefire includes and excludes hold; a test reading a test resource passes;
-//! the grading command is Maven's with the graded tests selected; and the SWE-bench export's
-//! eval script runs it with the Maven log parser.
+//! the grading command is Maven's with the graded tests selected; the SWE-bench export's
+//! eval script runs it with the Maven log parser; and, Java synthesizing no tests, the
+//! mutants of a method no test calls are drawn last.
 
 mod common;
 use common::*;
@@ -19,6 +20,23 @@ fn a_real_layout_builds_offline_and_grades_its_parameterized_and_nested_tests() 
     }
     let (o, dir) = run_fixture("java_real_layout", &["--max-candidates", "6"]);
     assert!(o.status.success(), "{}", text(&o));
+    // Java synthesizes no tests: the mutants of the method no test calls are drawn only for
+    // places the others leave (none, with six of many).
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap(),
+    )
+    .unwrap();
+    let seed = &summary["seeds"][0];
+    assert!(
+        seed["enumerated_not_executed"].as_u64().unwrap_or(0) >= 1,
+        "{seed}"
+    );
+    let candidates = jsonl(&dir.path().join("out/candidates.jsonl"));
+    assert_eq!(candidates.len(), 6, "{candidates:?}");
+    for c in candidates {
+        assert_ne!(c["function"], "Temperature.toKelvin", "{c}");
+        assert_ne!(c["reason"], "not-covered", "{c}");
+    }
     let tasks = jsonl(&dir.path().join("out/tasks.jsonl"));
     assert!(!tasks.is_empty(), "no task accepted:\n{}", text(&o));
     let mut graded: BTreeSet<String> = BTreeSet::new();

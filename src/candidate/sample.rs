@@ -11,6 +11,17 @@ use std::collections::HashMap;
 /// number of candidates; smallest first), so a category weighted twice as much fills about
 /// twice as many of the first places.
 pub fn sample(cands: Vec<Candidate>, budget: &Budget) -> Vec<Candidate> {
+    sample_preferring(cands, budget, &|_| true)
+}
+
+/// [`sample`], drawing every `preferred` candidate before any other: the others only fill the
+/// places the preferred ones leave under the caps (a run without test synthesis prefers the
+/// candidates some test executes). The draw within each group is [`sample`]'s.
+pub fn sample_preferring(
+    cands: Vec<Candidate>,
+    budget: &Budget,
+    preferred: &dyn Fn(&Candidate) -> bool,
+) -> Vec<Candidate> {
     let weighted = !budget.category_mix.is_empty();
     let mut per_category: HashMap<String, usize> = HashMap::new();
     if weighted {
@@ -18,7 +29,7 @@ pub fn sample(cands: Vec<Candidate>, budget: &Budget) -> Vec<Candidate> {
             *per_category.entry(c.category.clone()).or_default() += 1;
         }
     }
-    let mut keyed: Vec<(f64, [u8; 32], Candidate)> = cands
+    let mut keyed: Vec<(bool, f64, [u8; 32], Candidate)> = cands
         .into_iter()
         .filter_map(|c| {
             let mut h = blake3::Hasher::new();
@@ -38,18 +49,19 @@ pub fn sample(cands: Vec<Candidate>, budget: &Budget) -> Vec<Candidate> {
             } else {
                 0.0
             };
-            Some((key, digest, c))
+            Some((!preferred(&c), key, digest, c))
         })
         .collect();
     keyed.sort_by(|a, b| {
-        a.0.total_cmp(&b.0)
-            .then_with(|| a.1.cmp(&b.1))
-            .then_with(|| a.2.order_key().cmp(&b.2.order_key()))
+        a.0.cmp(&b.0)
+            .then_with(|| a.1.total_cmp(&b.1))
+            .then_with(|| a.2.cmp(&b.2))
+            .then_with(|| a.3.order_key().cmp(&b.3.order_key()))
     });
     let mut per_function: HashMap<(String, String), usize> = HashMap::new();
     let mut per_mutator: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
-    for (_, _, c) in keyed {
+    for (_, _, _, c) in keyed {
         if budget.max_total.is_some_and(|m| out.len() >= m) {
             break;
         }
@@ -87,6 +99,39 @@ mod tests {
             enumerate_source("b/shop.py", SHOP.as_bytes(), Language::Python, &rules).unwrap(),
         );
         all
+    }
+
+    #[test]
+    fn preferred_candidates_are_drawn_first_and_the_others_fill_what_they_leave() {
+        let all = many_candidates();
+        let preferred = |c: &Candidate| c.file == "shop.py";
+        let n_preferred = all.iter().filter(|c| preferred(c)).count();
+        assert!(n_preferred > 10 && n_preferred < all.len());
+        let budget = Budget {
+            seed: 3,
+            max_total: Some(10),
+            ..Budget::default()
+        };
+        let a = sample_preferring(all.clone(), &budget, &preferred);
+        assert_eq!(a.len(), 10);
+        assert!(a.iter().all(preferred), "{a:?}");
+        // Within the preferred group the draw is the plain sample's of that group.
+        let only: Vec<Candidate> = all.iter().filter(|c| preferred(c)).cloned().collect();
+        assert_eq!(a, sample(only, &budget));
+        // A budget larger than the preferred group: every preferred one, then the others,
+        // under the same caps.
+        let budget = Budget {
+            max_total: Some(n_preferred + 3),
+            ..budget
+        };
+        let b = sample_preferring(all.clone(), &budget, &preferred);
+        assert_eq!(b.len(), n_preferred + 3);
+        assert_eq!(b.iter().filter(|c| preferred(c)).count(), n_preferred);
+        // Preferring everything is the plain sample.
+        assert_eq!(
+            sample_preferring(all.clone(), &budget, &|_| true),
+            sample(all, &budget)
+        );
     }
 
     #[test]

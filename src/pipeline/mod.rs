@@ -130,6 +130,10 @@ pub struct SeedSummary {
     #[serde(skip_serializing_if = "is_zero")]
     pub skipped_candidates: usize,
     pub enumerated: usize,
+    /// Enumerated candidates no test executes, where the toolchain synthesizes no tests and
+    /// per-test coverage tells: drawn only for places the others leave.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub enumerated_not_executed: usize,
     pub sampled: usize,
     /// Decided in an earlier, interrupted run and not redone.
     pub resumed: usize,

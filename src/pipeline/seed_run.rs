@@ -217,7 +217,17 @@ pub(super) fn run_seed(
     if cfg.undecided_only {
         enumerated.retain(|c| !decided.contains(&c.id));
     }
-    let mut sampled = candidate::sample(enumerated, &cfg.budget);
+    // Without test synthesis a candidate no test executes cannot become a task (it is
+    // rejected `not-covered` after a screen of the whole suite): where per-test coverage says
+    // which those are, the draw takes them only for places the others leave.
+    let mut sampled = if toolchain.synthesizes_tests() || baseline.coverage_unavailable.is_some() {
+        candidate::sample(enumerated, &cfg.budget)
+    } else {
+        let executed =
+            |c: &Candidate| crate::verify::executed_by_tests(&baseline, c) != Some(false);
+        s.enumerated_not_executed = enumerated.iter().filter(|c| !executed(c)).count();
+        candidate::sample_preferring(enumerated, &cfg.budget, &executed)
+    };
     // A shard decides its part of what one run would sample (the partition is by id, so the
     // sample itself does not depend on the shard).
     if let Some(shard) = cfg.shard {
