@@ -28,7 +28,7 @@
 //! leading `not`), `int_shift` (`deltas: [1, -1]`; never makes a literal negative).
 //! `replace` and `template` take `parenthesize: true`: the new text goes in parentheses where
 //! the replaced node's slot needs them ([`Syntax::needs_parens`](crate::lang::Syntax::needs_parens)). Queries may also use
-//! `#kind?`/`#not-kind?` and `#return-type?` (see `PREDICATES`).
+//! `#kind?`/`#not-kind?`, `#return-type?` and `#compatible-types?` (see `PREDICATES`).
 //!
 //! Rules are deserialized into plain structs, then compiled (the query for the language,
 //! the captures the rewrite names, the action's parameters) and checked against their own
@@ -80,7 +80,10 @@ pub const ACTIONS: &[&str] = &[
 /// capture may or may not have, checked on each match; queries cannot negate a node type),
 /// and `#return-type?` (`(#return-type? @x reference)`: the declared return type of the
 /// function that a `return` at the capture leaves is of one of the given classes, see
-/// [`RETURN_TYPES`]; an unknown type, as in a lambda, satisfies none).
+/// [`RETURN_TYPES`]; an unknown type, as in a lambda, satisfies none), and
+/// `#compatible-types?` (`(#compatible-types? @a @b)`: false only when the declared types of
+/// both captures are known and differ, unless both are numeric; see
+/// [`Syntax::declared_type`](crate::lang::Syntax::declared_type)).
 const PREDICATES: &[&str] = &[
     "eq?",
     "not-eq?",
@@ -91,6 +94,7 @@ const PREDICATES: &[&str] = &[
     "kind?",
     "not-kind?",
     "return-type?",
+    "compatible-types?",
 ];
 
 /// The classes of declared return types `#return-type?` tells apart (see

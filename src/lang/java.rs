@@ -212,6 +212,43 @@ impl Syntax for JavaSyntax {
         ";"
     }
 
+    fn declared_type(&self, node: Node<'_>, src: &str) -> Option<String> {
+        let text = |n: Node<'_>| src.get(n.byte_range()).unwrap_or("");
+        match node.kind() {
+            "decimal_integer_literal"
+            | "hex_integer_literal"
+            | "octal_integer_literal"
+            | "binary_integer_literal" => Some(
+                if text(node).ends_with(['l', 'L']) {
+                    "long"
+                } else {
+                    "int"
+                }
+                .into(),
+            ),
+            "decimal_floating_point_literal" | "hex_floating_point_literal" => Some(
+                if text(node).ends_with(['f', 'F']) {
+                    "float"
+                } else {
+                    "double"
+                }
+                .into(),
+            ),
+            "string_literal" | "text_block" => Some("String".into()),
+            "character_literal" => Some("char".into()),
+            "true" | "false" => Some("boolean".into()),
+            "parenthesized_expression" => self.declared_type(node.named_child(0)?, src),
+            "identifier" => declared_name_type(node, text(node), src),
+            "field_access" => {
+                let object = node.child_by_field_name("object")?;
+                let field = node.child_by_field_name("field")?;
+                (object.kind() == "this")
+                    .then(|| field_type(enclosing(node, "class_body")?, text(field), src))?
+            }
+            _ => None,
+        }
+    }
+
     fn return_type_class(&self, node: Node<'_>) -> Option<&'static str> {
         let mut node = node;
         loop {
@@ -312,5 +349,253 @@ impl Syntax for JavaSyntax {
             parent_kind,
             "switch_block_statement_group" | "constructor_body"
         ) && STATEMENTS.contains(&kind)
+    }
+}
+
+/// The nearest ancestor of `node` of kind `kind`.
+fn enclosing<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+    let mut n = node.parent()?;
+    loop {
+        if n.kind() == kind {
+            return Some(n);
+        }
+        n = n.parent()?;
+    }
+}
+
+/// A declaration's type as the source spells it, whitespace removed, with the declarator's
+/// array dimensions (`int x[]`); `None` for `var`.
+fn spelled_type(ty: Node<'_>, declarator: Option<Node<'_>>, src: &str) -> Option<String> {
+    let mut t: String = src.get(ty.byte_range())?.split_whitespace().collect();
+    if let Some(dims) = declarator.and_then(|d| d.child_by_field_name("dimensions")) {
+        t.extend(src.get(dims.byte_range())?.split_whitespace());
+    }
+    (t != "var" && !t.is_empty()).then_some(t)
+}
+
+/// The type of `name` where `decl` (a local variable or field declaration) declares it.
+fn declarator_type(decl: Node<'_>, name: &str, src: &str) -> Option<Option<String>> {
+    let ty = decl.child_by_field_name("type")?;
+    let mut cursor = decl.walk();
+    let found = decl
+        .children_by_field_name("declarator", &mut cursor)
+        .find(|d| {
+            d.child_by_field_name("name")
+                .is_some_and(|n| src.get(n.byte_range()) == Some(name))
+        });
+    found.map(|d| spelled_type(ty, Some(d), src))
+}
+
+/// The type of the field `name` declared in `body` (a class body).
+fn field_type(body: Node<'_>, name: &str, src: &str) -> Option<String> {
+    let mut cursor = body.walk();
+    let fields: Vec<Node<'_>> = body
+        .named_children(&mut cursor)
+        .filter(|c| c.kind() == "field_declaration")
+        .collect();
+    fields
+        .into_iter()
+        .find_map(|f| declarator_type(f, name, src))
+        .flatten()
+}
+
+/// The declared type of the variable `name` used at `at`: the nearest declaration in scope
+/// (a local variable declared before it in an enclosing block, a parameter of an enclosing
+/// method, constructor, lambda or catch clause, a for-each or resource variable, a field of
+/// an enclosing class). `None` when the nearest one gives no type (`var`, a lambda's inferred
+/// parameter) or none is found.
+fn declared_name_type(at: Node<'_>, name: &str, src: &str) -> Option<String> {
+    let is_name = |n: Option<Node<'_>>| n.is_some_and(|n| src.get(n.byte_range()) == Some(name));
+    let mut child = at;
+    let mut node = at.parent()?;
+    loop {
+        match node.kind() {
+            "block" | "constructor_body" | "switch_block_statement_group" | "program" => {
+                let mut cursor = node.walk();
+                let before: Vec<Node<'_>> = node
+                    .named_children(&mut cursor)
+                    .take_while(|c| c.start_byte() < child.start_byte())
+                    .filter(|c| c.kind() == "local_variable_declaration")
+                    .collect();
+                if let Some(t) = before
+                    .into_iter()
+                    .rev()
+                    .find_map(|d| declarator_type(d, name, src))
+                {
+                    return t;
+                }
+            }
+            "for_statement" => {
+                let mut cursor = node.walk();
+                let inits: Vec<Node<'_>> =
+                    node.children_by_field_name("init", &mut cursor).collect();
+                if let Some(t) = inits
+                    .into_iter()
+                    .filter(|d| d.kind() == "local_variable_declaration")
+                    .find_map(|d| declarator_type(d, name, src))
+                {
+                    return t;
+                }
+            }
+            "enhanced_for_statement" if is_name(node.child_by_field_name("name")) => {
+                return spelled_type(node.child_by_field_name("type")?, None, src);
+            }
+            "catch_clause" => {
+                let param = node
+                    .named_children(&mut node.walk())
+                    .find(|c| c.kind() == "catch_formal_parameter");
+                if let Some(param) = param {
+                    if is_name(param.child_by_field_name("name")) {
+                        let ty = param
+                            .named_children(&mut param.walk())
+                            .find(|c| c.kind() == "catch_type")?;
+                        return spelled_type(ty, None, src);
+                    }
+                }
+            }
+            "try_with_resources_statement" => {
+                if let Some(resources) = node.child_by_field_name("resources") {
+                    let found = resources
+                        .named_children(&mut resources.walk())
+                        .find(|r| is_name(r.child_by_field_name("name")));
+                    if let Some(r) = found {
+                        return spelled_type(r.child_by_field_name("type")?, None, src);
+                    }
+                }
+            }
+            "method_declaration" | "constructor_declaration" | "lambda_expression" => {
+                let params = node.child_by_field_name("parameters")?;
+                if params.kind() == "identifier" {
+                    if is_name(Some(params)) {
+                        return None; // `x -> …`: inferred
+                    }
+                } else {
+                    let found =
+                        params
+                            .named_children(&mut params.walk())
+                            .find(|p| match p.kind() {
+                                "formal_parameter" => is_name(p.child_by_field_name("name")),
+                                "identifier" => is_name(Some(*p)),
+                                "spread_parameter" => p
+                                    .named_children(&mut p.walk())
+                                    .find(|c| c.kind() == "variable_declarator")
+                                    .is_some_and(|d| is_name(d.child_by_field_name("name"))),
+                                _ => false,
+                            });
+                    if let Some(p) = found {
+                        return match p.kind() {
+                            "formal_parameter" => {
+                                spelled_type(p.child_by_field_name("type")?, Some(p), src)
+                            }
+                            "spread_parameter" => {
+                                let ty = p.named_child(0)?;
+                                spelled_type(ty, None, src).map(|t| format!("{t}[]"))
+                            }
+                            _ => None,
+                        };
+                    }
+                }
+            }
+            "class_body" | "enum_body" | "interface_body" => {
+                if let Some(t) = field_type(node, name, src) {
+                    return Some(t);
+                }
+            }
+            _ => {}
+        }
+        child = node;
+        node = node.parent()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::{compatible_types, Language};
+
+    /// The declared type `declared_type` gives each argument of the call named `call`.
+    fn argument_types(src: &str, call: &str) -> Vec<Option<String>> {
+        let mut parser = tree_sitter::Parser::new();
+        parser.set_language(&Language::Java.grammar()).unwrap();
+        let tree = parser.parse(src, None).unwrap();
+        let mut stack = vec![tree.root_node()];
+        while let Some(n) = stack.pop() {
+            if n.kind() == "method_invocation"
+                && n.child_by_field_name("name")
+                    .is_some_and(|m| &src[m.byte_range()] == call)
+            {
+                let args = n.child_by_field_name("arguments").unwrap();
+                return args
+                    .named_children(&mut args.walk())
+                    .map(|a| JavaSyntax.declared_type(a, src))
+                    .collect();
+            }
+            stack.extend(n.children(&mut n.walk()));
+        }
+        panic!("no call to {call}");
+    }
+
+    #[test]
+    fn declared_types_come_from_the_nearest_declaration_in_scope() {
+        let src = r#"
+class A {
+    private String name;
+    private int[] counts;
+    void f(double name, java.util.List<String> items, String... rest) {
+        long big = 1L;
+        one(name, big, 2, 2.5f, "s", 'c', true, this.name, counts);
+        for (String item : items) {
+            var v = item;
+            two(item, v, rest);
+        }
+        try (java.io.Reader r = open()) {
+            three(r, items);
+        } catch (java.io.IOException e) {
+            four(e, later);
+        }
+        items.forEach(x -> five(x));
+        int later = 3;
+    }
+}"#;
+        let s = |t: &str| Some(t.to_string());
+        assert_eq!(
+            argument_types(src, "one"),
+            vec![
+                s("double"),
+                s("long"),
+                s("int"),
+                s("float"),
+                s("String"),
+                s("char"),
+                s("boolean"),
+                s("String"),
+                s("int[]")
+            ]
+        );
+        assert_eq!(
+            argument_types(src, "two"),
+            vec![s("String"), None, s("String[]")]
+        );
+        assert_eq!(
+            argument_types(src, "three"),
+            vec![s("java.io.Reader"), s("java.util.List<String>")]
+        );
+        // `later` is declared after the call: not in scope there.
+        assert_eq!(
+            argument_types(src, "four"),
+            vec![s("java.io.IOException"), None]
+        );
+        assert_eq!(argument_types(src, "five"), vec![None]);
+    }
+
+    #[test]
+    fn only_known_types_that_differ_and_are_not_both_numeric_are_incompatible() {
+        assert!(compatible_types(Some("int"), Some("double")));
+        assert!(compatible_types(Some("Integer"), Some("long")));
+        assert!(compatible_types(Some("String"), Some("String")));
+        assert!(compatible_types(None, Some("String")));
+        assert!(!compatible_types(Some("boolean"), Some("String")));
+        assert!(!compatible_types(Some("Set<Key>"), Some("String")));
+        assert!(!compatible_types(Some("int"), Some("boolean")));
     }
 }

@@ -202,6 +202,13 @@ pub trait Syntax: Sync {
     fn return_type_class(&self, _node: tree_sitter::Node<'_>) -> Option<&'static str> {
         None
     }
+    /// The declared type of the expression at `node` as its source spells it (`int`,
+    /// `String`, `Map<String, Integer>`), where the language declares types and it is plain to
+    /// see: a literal, or a name declared as a parameter, a local variable or a field of an
+    /// enclosing class. `None` otherwise (for `#compatible-types?`).
+    fn declared_type(&self, _node: tree_sitter::Node<'_>, _src: &str) -> Option<String> {
+        None
+    }
     /// Whether an expression replacing `node` must be parenthesized to keep its meaning in
     /// `node`'s slot (the operand of a unary operator, the object of a call...), for rewrites
     /// with `parenthesize: true`.
@@ -269,5 +276,32 @@ impl Language {
             // TypeScript shares JavaScript's rules (see `rule_languages`).
             Language::JavaScript | Language::TypeScript => "js-",
         }
+    }
+}
+
+/// Whether two declared types (see [`Syntax::declared_type`]) may stand in each other's place
+/// as arguments: unless both are known and differ, and one of them is not numeric (a numeric
+/// primitive or its box: a swap of an `int` and a `double` often compiles and changes the
+/// value).
+pub fn compatible_types(a: Option<&str>, b: Option<&str>) -> bool {
+    const NUMERIC: &[&str] = &[
+        "byte",
+        "short",
+        "int",
+        "long",
+        "float",
+        "double",
+        "char",
+        "Byte",
+        "Short",
+        "Integer",
+        "Long",
+        "Float",
+        "Double",
+        "Character",
+    ];
+    match (a, b) {
+        (Some(a), Some(b)) => a == b || (NUMERIC.contains(&a) && NUMERIC.contains(&b)),
+        _ => true,
     }
 }

@@ -98,6 +98,15 @@ pub(super) fn compile(file: &str, spec: RuleSpec) -> Result<Mutator, MutatorErro
                 }
                 continue;
             }
+            if &*p.operator == "compatible-types?" {
+                if !matches!(
+                    &p.args[..],
+                    [QueryPredicateArg::Capture(_), QueryPredicateArg::Capture(_)]
+                ) {
+                    return Err(bad("query", "#compatible-types? takes two captures".into()));
+                }
+                continue;
+            }
             if &*p.operator == "return-type?" {
                 let [QueryPredicateArg::Capture(_), classes @ ..] = &p.args[..] else {
                     return Err(bad(

@@ -104,7 +104,7 @@ impl RuleSet {
         out: &mut Vec<Edit<'t>>,
     ) -> usize {
         let rule = self.pattern_rule[m.pattern_index];
-        if !self.predicates_hold(m, syntax) {
+        if !self.predicates_hold(m, src, syntax) {
             return rule;
         }
         let cx = Captures {
@@ -121,13 +121,27 @@ impl RuleSet {
 }
 
 impl RuleSet {
-    /// Whether the match satisfies its pattern's `#kind?`/`#not-kind?`/`#return-type?`
-    /// predicates.
-    fn predicates_hold(&self, m: &QueryMatch<'_, '_>, syntax: &dyn Syntax) -> bool {
+    /// Whether the match satisfies its pattern's `#kind?`/`#not-kind?`/`#return-type?`/
+    /// `#compatible-types?` predicates.
+    fn predicates_hold(&self, m: &QueryMatch<'_, '_>, src: &str, syntax: &dyn Syntax) -> bool {
         let Some(query) = self.query() else {
             return true;
         };
         query.general_predicates(m.pattern_index).iter().all(|p| {
+            if let (
+                "compatible-types?",
+                [QueryPredicateArg::Capture(a), QueryPredicateArg::Capture(b)],
+            ) = (&*p.operator, &p.args[..])
+            {
+                let node = |i: &u32| m.captures.iter().find(|c| c.index == *i).map(|c| c.node);
+                let (Some(a), Some(b)) = (node(a), node(b)) else {
+                    return true;
+                };
+                return crate::lang::compatible_types(
+                    syntax.declared_type(a, src).as_deref(),
+                    syntax.declared_type(b, src).as_deref(),
+                );
+            }
             let [QueryPredicateArg::Capture(index), names @ ..] = &p.args[..] else {
                 return true;
             };
