@@ -323,6 +323,54 @@ mod tests {
     }
 
     #[test]
+    fn a_java_project_s_sources_and_tests_are_where_its_poms_say() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        write(
+            r,
+            "pom.xml",
+            "<project><modules><module>lib</module><module>./app/</module>\
+             <module>../elsewhere</module></modules>\
+             <profiles><profile><modules><module>extra</module></modules></profile></profiles></project>",
+        );
+        // args4j's layout: sources in src/, tests in test/.
+        write(
+            r,
+            "lib/pom.xml",
+            "<project><build><sourceDirectory>src</sourceDirectory>\
+             <testSourceDirectory>${project.basedir}/test</testSourceDirectory></build></project>",
+        );
+        write(r, "lib/src/org/x/Parser.java", "class Parser {}");
+        write(r, "lib/test/org/x/ParserTest.java", "class ParserTest {}");
+        write(r, "lib/test/org/x/Props.java", "class Props {}");
+        write(r, "lib/examples/Sample.java", "class Sample {}");
+        write(r, "app/pom.xml", "<project/>");
+        write(r, "app/src/main/java/org/y/App.java", "class App {}");
+        write(
+            r,
+            "app/src/test/java/org/y/AppTest.java",
+            "class AppTest {}",
+        );
+        write(r, "extra/src/main/java/org/z/Z.java", "class Z {}");
+        let p = profile(r, &seed("multi", ".", Language::Java)).unwrap();
+        assert_eq!(
+            p.source_files,
+            [
+                "app/src/main/java/org/y/App.java",
+                "lib/src/org/x/Parser.java"
+            ]
+        );
+        assert_eq!(
+            p.test_files,
+            [
+                "app/src/test/java/org/y/AppTest.java",
+                "lib/test/org/x/ParserTest.java",
+                "lib/test/org/x/Props.java"
+            ]
+        );
+    }
+
+    #[test]
     fn profile_of_java_project() {
         let root = tempfile::tempdir().unwrap();
         let r = root.path();
