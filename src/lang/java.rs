@@ -238,6 +238,39 @@ impl Syntax for JavaSyntax {
             "character_literal" => Some("char".into()),
             "true" | "false" => Some("boolean".into()),
             "parenthesized_expression" => self.declared_type(node.named_child(0)?, src),
+            "array_access" => {
+                let array = self.declared_type(node.child_by_field_name("array")?, src)?;
+                array.strip_suffix("[]").map(str::to_string)
+            }
+            "unary_expression" => {
+                let operand = node.child_by_field_name("operand")?;
+                match node.child_by_field_name("operator")?.kind() {
+                    "!" => Some("boolean".into()),
+                    _ => self.declared_type(operand, src),
+                }
+            }
+            "binary_expression" => {
+                let op = node.child_by_field_name("operator")?.kind();
+                if matches!(op, "==" | "!=" | "<" | "<=" | ">" | ">=" | "&&" | "||") {
+                    return Some("boolean".into());
+                }
+                let left = self.declared_type(node.child_by_field_name("left")?, src);
+                let right = self.declared_type(node.child_by_field_name("right")?, src);
+                if op == "+"
+                    && (left.as_deref() == Some("String") || right.as_deref() == Some("String"))
+                {
+                    return Some("String".into());
+                }
+                // Binary numeric promotion of two known primitive operands.
+                const WIDER: &[&str] = &["double", "float", "long", "int"];
+                let (left, right) = (left?, right?);
+                let rank = |t: &str| match t {
+                    "byte" | "short" | "char" | "int" => Some(3),
+                    t => WIDER.iter().position(|w| *w == t),
+                };
+                let (l, r) = (rank(&left)?, rank(&right)?);
+                Some(WIDER[l.min(r)].to_string())
+            }
             "identifier" => declared_name_type(node, text(node), src),
             "field_access" => {
                 let object = node.child_by_field_name("object")?;
@@ -544,6 +577,7 @@ class A {
     void f(double name, java.util.List<String> items, String... rest) {
         long big = 1L;
         one(name, big, 2, 2.5f, "s", 'c', true, this.name, counts);
+        six(counts[0], big + 1, big * name, "n=" + big, !flag(), big < 2, -big, (counts));
         for (String item : items) {
             var v = item;
             two(item, v, rest);
@@ -569,6 +603,19 @@ class A {
                 s("char"),
                 s("boolean"),
                 s("String"),
+                s("int[]")
+            ]
+        );
+        assert_eq!(
+            argument_types(src, "six"),
+            vec![
+                s("int"),
+                s("long"),
+                s("double"),
+                s("String"),
+                s("boolean"),
+                s("boolean"),
+                s("long"),
                 s("int[]")
             ]
         );
