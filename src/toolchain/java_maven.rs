@@ -91,6 +91,10 @@ pub const JAVA_BUILD_CACHE: &str = "/var/cache/swe-forge/maven-build";
 /// Where a Java repository image keeps the overlay of Debian's Maven repository made for its
 /// project ([`maven_overlay`]), owned by root; the local repository of [`JAVA_MAVEN_SETTINGS`].
 pub const JAVA_MAVEN_OVERLAY: &str = "/opt/swe-forge/m2";
+/// Maven's own extension folder in Debian's Maven (`$maven.home/lib/ext`), where images keep
+/// the overlay's core extension: every `mvn` there loads it, the grading command in a task
+/// image included, so the task layer carries it.
+pub const MAVEN_EXT_DIR: &str = "/usr/share/maven/lib/ext";
 /// A harness's verdict on the Surefire reports of a grading run (`dockerfiles/java/verdict.py`).
 const VERDICT_PY: &str = include_str!("../../dockerfiles/java/verdict.py");
 /// The variable that names the overlay to commands of the local sandbox (the image's is
@@ -125,7 +129,7 @@ pub fn java_warmup_script() -> String {
 pub fn image_recipe(repo: &Repo) -> ImageRecipe {
     let warmup = java_warmup_script();
     let settings = maven::settings_xml(JAVA_MAVEN_OVERLAY);
-    let extension = maven_overlay::extension_build_script("/tmp/swe-forge/java", "\"$M/lib/ext\"");
+    let extension = maven_overlay::extension_build_script("/tmp/swe-forge/java", MAVEN_EXT_DIR);
     let values = BTreeMap::from([
         ("seed".to_string(), repo.name.clone().into()),
         ("helpers".to_string(), JAVA_HELPERS_DIR.into()),
@@ -435,7 +439,7 @@ impl Toolchain for JavaMaven {
 
     fn task_layer(&self) -> TaskLayer {
         TaskLayer {
-            copy_paths: vec!["/opt/swe-forge".to_string()],
+            copy_paths: vec!["/opt/swe-forge".to_string(), MAVEN_EXT_DIR.to_string()],
             prepare: format!("install -d -o {TEST_UID} -g {TEST_UID} {JAVA_BUILD_CACHE}"),
         }
     }
@@ -563,6 +567,45 @@ fn local_recipe(repo: &Repo) -> LocalRecipe {
 mod tests {
     use super::*;
     use crate::sandbox::image::{render_repo_dockerfile, repo_labels, repo_tag};
+
+    /// Every `mvn` of a task image loads the overlay's core extension (which leaves out the
+    /// plugins Debian lacks): the repository image builds it into Maven's extension folder and
+    /// the task layer carries that folder (jsoup's grading command failed on its failsafe
+    /// stand-in in task images without it).
+    #[test]
+    fn task_images_carry_the_maven_extension_the_repository_image_builds() {
+        let repo = Repo::sample("javashelf", Language::Java, "maven", "junit");
+        let recipe = image_recipe(&repo);
+        let labels = repo_labels(&repo, &recipe, &recipe.variants[0], "sha256:b");
+        let text = render_repo_dockerfile(
+            &recipe,
+            &recipe.variants[0],
+            "swe-forge/java-base:x",
+            false,
+            &labels,
+        )
+        .unwrap();
+        assert!(text.contains("bash $S/build-extension.sh"), "{text}");
+        let script = recipe
+            .files
+            .iter()
+            .find(|f| f.path == "java/build-extension.sh")
+            .expect("the extension's build script");
+        let script = String::from_utf8_lossy(&script.bytes);
+        assert!(
+            script.contains(&format!(
+                "jar cf {MAVEN_EXT_DIR}/{}",
+                maven_overlay::EXTENSION_JAR
+            )),
+            "{script}"
+        );
+        let layer = JavaMaven.task_layer();
+        assert!(
+            layer.copy_paths.contains(&MAVEN_EXT_DIR.to_string()),
+            "{layer:?}"
+        );
+        assert!(layer.copy_paths.contains(&"/opt/swe-forge".to_string()));
+    }
 
     #[test]
     fn renders_the_java_template() {
