@@ -75,10 +75,10 @@ pub(super) fn build_task(
     .map_err(|e| e.to_string())?;
     start.info.repo_image = ctx.image.clone();
     let base_commit = start.commit.to_string();
-    let image_name = ctx
-        .image
-        .as_deref()
-        .map(|repo_image| crate::sandbox::task_image::tag(repo_image, &base_commit));
+    let image_name = ctx.image.as_deref().map(|repo_image| {
+        let layer = ctx.toolchain.toolchain().task_layer();
+        crate::sandbox::task_image::tag(repo_image, &base_commit, &layer)
+    });
     // Runs name their logs relative to OUT.
     let runs: Vec<crate::run::Run> = outcome
         .runs

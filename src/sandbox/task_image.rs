@@ -34,9 +34,10 @@ pub struct TaskImagesSummary {
 const TASK_IMAGE_FORMAT: &str = "2";
 
 /// `<repository image name>-task:<16 hex>`: the hash of the template, the strip script, the
-/// repository image, the start state and [`TASK_IMAGE_FORMAT`], so that the same start state on
-/// the same image is built once.
-pub fn tag(repo_image: &str, base_commit: &str) -> String {
+/// repository image, the start state, what the toolchain's task layer carries from the
+/// repository image and [`TASK_IMAGE_FORMAT`], so that the same start state on the same image
+/// is built once, and again when the layer carries something else.
+pub fn tag(repo_image: &str, base_commit: &str, layer: &TaskLayer) -> String {
     let name = match repo_image.rsplit_once(':') {
         Some((n, t)) if !t.contains('/') => n,
         _ => repo_image,
@@ -48,6 +49,8 @@ pub fn tag(repo_image: &str, base_commit: &str) -> String {
         repo_image,
         base_commit,
         TASK_IMAGE_FORMAT,
+        &layer.copy_paths.join("\0"),
+        &layer.prepare,
     ] {
         h.update(part.as_bytes());
         h.update(b"\0");
@@ -311,12 +314,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tags_are_stable_and_per_start_state() {
-        let a = tag("swe-forge/pyshelf:0123456789ab", &"a".repeat(40));
+    fn tags_are_stable_and_per_start_state_and_layer() {
+        let layer = TaskLayer {
+            copy_paths: vec!["/opt/venv".into()],
+            prepare: String::new(),
+        };
+        let a = tag("swe-forge/pyshelf:0123456789ab", &"a".repeat(40), &layer);
         assert!(a.starts_with("swe-forge/pyshelf-task:"), "{a}");
-        assert_eq!(a, tag("swe-forge/pyshelf:0123456789ab", &"a".repeat(40)));
-        assert_ne!(a, tag("swe-forge/pyshelf:0123456789ab", &"b".repeat(40)));
-        assert_ne!(a, tag("swe-forge/pyshelf:ffffffffffff", &"a".repeat(40)));
+        assert_eq!(
+            a,
+            tag("swe-forge/pyshelf:0123456789ab", &"a".repeat(40), &layer)
+        );
+        assert_ne!(
+            a,
+            tag("swe-forge/pyshelf:0123456789ab", &"b".repeat(40), &layer)
+        );
+        assert_ne!(
+            a,
+            tag("swe-forge/pyshelf:ffffffffffff", &"a".repeat(40), &layer)
+        );
+        // A layer that carries more from the repository image is another image (task images
+        // of Java built before they carried Maven's extension folder are not reused).
+        let more = TaskLayer {
+            copy_paths: vec!["/opt/venv".into(), "/usr/share/maven/lib/ext".into()],
+            ..layer
+        };
+        assert_ne!(
+            a,
+            tag("swe-forge/pyshelf:0123456789ab", &"a".repeat(40), &more)
+        );
     }
 
     #[test]
