@@ -152,6 +152,7 @@ pub fn setup_script(
          if (t == \"-d\") {{ i++; if ($i == d) is = 1; continue }}\n\
          if (t == \"-sourcepath\" || t == \"-s\") {{ i++; continue }}\n\
          if (t == \"-classpath\" || t == \"-cp\") {{ i++; c = $i; continue }}\n\
+         if (t ~ /[.]java$/) continue\n\
          o = o \" \" t }}\n\
          if (is) {{ print c > cp; print o > opts; found = 1 }} }}\n\
          END {{ exit found ? 0 : 1 }}' \"$B/javac-lines.txt\" || {{ printf '%s\\n' \"$d\" > \"$B/$kind.cp\"; : > \"$B/$kind.opts\"; }}\n\
