@@ -131,6 +131,25 @@ pub(super) fn verify_all(
                             }
                             ctx.synth_spent.lock().expect("synthesis tally").seconds +=
                                 started.elapsed().as_secs_f64();
+                        } else if let Some(setup) = &ctx.java_synth {
+                            let started = Instant::now();
+                            if let Some(record) = over_budget(ctx) {
+                                outcome.synthesis = Some(record);
+                            } else {
+                                outcome = synthesize_java(
+                                    worker.as_mut(),
+                                    ctx,
+                                    setup,
+                                    runner,
+                                    &cand,
+                                    &gold,
+                                    &cfg.verify,
+                                    objects.as_ref(),
+                                    outcome,
+                                );
+                            }
+                            ctx.synth_spent.lock().expect("synthesis tally").seconds +=
+                                started.elapsed().as_secs_f64();
                         }
                     }
                     if let Some((reason, why)) = ungradable {

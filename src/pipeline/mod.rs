@@ -449,6 +449,7 @@ mod outputs;
 mod record;
 mod seed_run;
 mod synthesis;
+mod synthesis_java;
 #[cfg(test)]
 mod tests;
 
@@ -460,3 +461,4 @@ use record::*;
 use seed_run::*;
 pub use synthesis::TRACE_FACTOR;
 use synthesis::*;
+use synthesis_java::*;

@@ -294,6 +294,8 @@ pub(super) fn run_seed(
             python_path: repo.profile.python_path.clone(),
             test_files: repo.profile.test_files.clone(),
         }),
+        java_synth: (cfg.synthesize && toolchain.writes_java_regression_tests())
+            .then(|| JavaSynthSetup::new(&repo.checkout)),
         trace: Mutex::new(TraceCache::default()),
         graded_trees: crate::verify::GradedTrees::default(),
         scope: cfg.verify.scope,
@@ -409,6 +411,8 @@ pub(super) struct SeedContext<'a> {
     pub(super) env_notes: Option<serde_json::Value>,
     /// Test synthesis for survivors (Python, unless `--no-synthesis`).
     pub(super) synth: Option<synth::SynthSetup>,
+    /// Regression tests for Java survivors (unless `--no-synthesis`).
+    pub(super) java_synth: Option<JavaSynthSetup>,
     /// The clean suite's recorded calls so far (see [`TraceCache`]).
     pub(super) trace: Mutex<TraceCache>,
     /// Runs of grading commands on the clean tree, for the workers' candidates.

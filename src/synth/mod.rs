@@ -15,6 +15,7 @@
 //! file); `helpers` ships the Python halves. This module orchestrates: [`search()`].
 
 mod helpers;
+pub mod java;
 mod reach;
 mod render;
 mod replay;

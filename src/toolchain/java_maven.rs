@@ -382,6 +382,10 @@ impl Toolchain for JavaMaven {
         false
     }
 
+    fn writes_java_regression_tests(&self) -> bool {
+        true
+    }
+
     /// The tests of the mutated class's package (`a.b.CTest#m` for
     /// `src/main/java/a/b/C.java`), where it has any.
     fn screening_fallback(&self, file: &str, stable: &BTreeSet<String>) -> Option<Vec<String>> {

@@ -252,8 +252,16 @@ pub trait Toolchain: Send + Sync {
     /// The repository file a test id's test lives in, given the repository's test files.
     fn test_file(&self, id: &str, test_files: &[String]) -> Option<String>;
 
-    /// Whether a test can be synthesized for a candidate no existing test kills.
+    /// Whether a test can be synthesized for a candidate no existing test kills, from the
+    /// clean suite's recorded calls (Python): such a toolchain also handles candidates no test
+    /// executes, so sampling does not put them last.
     fn synthesizes_tests(&self) -> bool;
+
+    /// Whether survivors get regression tests written from calls built out of the tests'
+    /// constant expressions ([`crate::synth::java`]); only after [`Self::synthesizes_tests`].
+    fn writes_java_regression_tests(&self) -> bool {
+        false
+    }
 
     /// Without per-test coverage, the stable tests that screen a candidate in `file` (those of
     /// its module or package); `None`: every stable test.
