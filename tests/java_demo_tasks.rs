@@ -175,6 +175,9 @@ fn java_demo_run_yields_verified_tasks() {
             "30",
             // Two task images are built from their records below; the rest are not needed.
             "--no-task-images",
+            // The host re-runs the suite's own tests below; synthesized regression tests are
+            // checked by tests/java_synthesis.rs.
+            "--no-synthesis",
             "--out",
         ])
         .arg(&out_dir)
