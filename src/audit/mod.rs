@@ -570,9 +570,31 @@ pub fn listed_tests(task: &Task) -> Vec<String> {
     task.listed_tests()
 }
 
+/// A run that reported none of the listed tests and says why (the build failed: Maven could
+/// not resolve a plugin, the code did not compile) is the environment's problem, not a verdict
+/// on the tests.
+fn ran_nothing(run: &Run, task: &Task) -> Option<Problem> {
+    let anomaly = run.anomaly.as_deref()?;
+    let listed = task.listed_tests();
+    let none_ran =
+        !listed.is_empty() && listed.iter().all(|t| run.status(t) == TestStatus::Missing);
+    none_ran.then(|| {
+        Problem::new(
+            Invalid::Environment,
+            format!(
+                "the grading command ran none of the {} listed tests: {anomaly}",
+                listed.len()
+            ),
+        )
+    })
+}
+
 /// The problem of a run on the buggy code, if any: every FAIL_TO_PASS test must fail and every
 /// PASS_TO_PASS test pass.
 pub fn judge_buggy(run: &Run, task: &Task) -> Option<Problem> {
+    if let Some(p) = ran_nothing(run, task) {
+        return Some(p);
+    }
     let not_failing: Vec<String> = task
         .fail_to_pass
         .iter()
@@ -595,6 +617,9 @@ pub fn judge_buggy(run: &Run, task: &Task) -> Option<Problem> {
 
 /// The problem of a run with the gold fix, if any: every listed test must pass.
 pub fn judge_fixed(run: &Run, task: &Task) -> Option<Problem> {
+    if let Some(p) = ran_nothing(run, task) {
+        return Some(p);
+    }
     let not_passing: Vec<String> = task
         .fail_to_pass
         .iter()

@@ -288,3 +288,35 @@ fn a_fixed_run_is_keyed_by_environment_tree_and_the_set_of_tests() {
     other.metadata.environment.test_command = "python -m pytest -x".into();
     assert_ne!(key("e", "1", &ab), fixed_run_key("e", &other, "1", &ab));
 }
+
+#[test]
+fn a_run_that_built_nothing_is_the_environment_s_problem() {
+    let t = task("x");
+    let mut r = run(&[]);
+    r.anomaly = Some("build failed: maven-failsafe-plugin: no goal integration-test".into());
+    for p in [judge_buggy(&r, &t).unwrap(), judge_fixed(&r, &t).unwrap()] {
+        assert_eq!(p.reason, Invalid::Environment);
+        assert!(
+            p.detail.contains("ran none of the 3 listed tests"),
+            "{}",
+            p.detail
+        );
+        assert!(
+            p.detail.contains("no goal integration-test"),
+            "{}",
+            p.detail
+        );
+    }
+    // Without a reason, or with some test reported, the tests' own verdicts stand.
+    let quiet = run(&[]);
+    assert_eq!(
+        judge_buggy(&quiet, &t).unwrap().reason,
+        Invalid::FailToPassPassesOnBuggy
+    );
+    let mut some = run(&[("t.py::test_a", Failed)]);
+    some.anomaly = Some("exit 1".into());
+    assert_eq!(
+        judge_buggy(&some, &t).unwrap().reason,
+        Invalid::FailToPassPassesOnBuggy
+    );
+}
