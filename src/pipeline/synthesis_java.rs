@@ -219,6 +219,25 @@ pub(super) fn synthesize_java(
         outcome.seconds += started.elapsed().as_secs_f64();
         return outcome;
     }
+    // A second clean observation: an outcome that changed since the first (the clock, a
+    // counter, a hash seed) would not pass on the clean code again.
+    let name = format!("synth-observe-{}-clean-again.txt", cand.id);
+    let again = java::observer(&plan, &differ, &format!("{}/{name}", worker.scratch()));
+    let differ: Vec<usize> = match observe(worker, runner, &again, None, &name, budget) {
+        Ok(Ok(o)) => differ
+            .into_iter()
+            .filter(|i| o.get(i) == clean_obs.get(i))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if differ.is_empty() {
+        outcome.synthesis = Some(record(
+            "no-difference",
+            format!("{observed}: the outcomes that differ change between clean runs"),
+        ));
+        outcome.seconds += started.elapsed().as_secs_f64();
+        return outcome;
+    }
     let cases: Vec<(usize, String)> = differ
         .iter()
         .take(crate::synth::MAX_ASSERTS)
