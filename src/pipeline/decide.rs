@@ -111,46 +111,39 @@ pub(super) fn verify_all(
                         outcome.pass_to_pass.clear();
                         outcome.reused.clear();
                     }
-                    if ungradable.is_some() || survivor {
-                        if let Some(setup) = &ctx.synth {
-                            let started = Instant::now();
-                            if let Some(record) = over_budget(ctx) {
-                                outcome.synthesis = Some(record);
-                            } else {
-                                outcome = synthesize(
-                                    worker.as_mut(),
-                                    ctx,
-                                    setup,
-                                    runner,
-                                    &cand,
-                                    &gold,
-                                    &cfg.verify,
-                                    objects.as_ref(),
-                                    outcome,
-                                );
-                            }
-                            ctx.synth_spent.lock().expect("synthesis tally").seconds +=
-                                started.elapsed().as_secs_f64();
+                    if (ungradable.is_some() || survivor)
+                        && (ctx.synth.is_some() || ctx.java_synth.is_some())
+                    {
+                        let started = Instant::now();
+                        if let Some(record) = over_budget(ctx) {
+                            outcome.synthesis = Some(record);
+                        } else if let Some(setup) = &ctx.synth {
+                            outcome = synthesize(
+                                worker.as_mut(),
+                                ctx,
+                                setup,
+                                runner,
+                                &cand,
+                                &gold,
+                                &cfg.verify,
+                                objects.as_ref(),
+                                outcome,
+                            );
                         } else if let Some(setup) = &ctx.java_synth {
-                            let started = Instant::now();
-                            if let Some(record) = over_budget(ctx) {
-                                outcome.synthesis = Some(record);
-                            } else {
-                                outcome = synthesize_java(
-                                    worker.as_mut(),
-                                    ctx,
-                                    setup,
-                                    runner,
-                                    &cand,
-                                    &gold,
-                                    &cfg.verify,
-                                    objects.as_ref(),
-                                    outcome,
-                                );
-                            }
-                            ctx.synth_spent.lock().expect("synthesis tally").seconds +=
-                                started.elapsed().as_secs_f64();
+                            outcome = synthesize_java(
+                                worker.as_mut(),
+                                ctx,
+                                setup,
+                                runner,
+                                &cand,
+                                &gold,
+                                &cfg.verify,
+                                objects.as_ref(),
+                                outcome,
+                            );
                         }
+                        ctx.synth_spent.lock().expect("synthesis tally").seconds +=
+                            started.elapsed().as_secs_f64();
                     }
                     if let Some((reason, why)) = ungradable {
                         let rescued = outcome.verdict.is_accepted()

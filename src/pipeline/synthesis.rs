@@ -336,14 +336,7 @@ pub(super) fn synthesize(
     outcome.synthesis = Some(record);
     // Buggy + gold fix + the new tests byte-identical to the clean tree with the new tests
     // (what check 1 runs)?
-    let commit = &ctx.repo.commit;
-    let fixed_is_check_1 = objects.and_then(|r| {
-        let with_tests = crate::start_state::tree_after(r, commit, &[&test.patch]).ok()?;
-        let fixed =
-            crate::start_state::tree_after(r, commit, &[&test.patch, &cand.bug_patch, gold])
-                .ok()?;
-        (fixed == with_tests).then(|| fixed.to_string())
-    });
+    let fixed_is_check_1 = fixed_is_check_1(objects, &ctx.repo.commit, &test.patch, cand, gold);
     outcome.seconds += started.elapsed().as_secs_f64();
     verify::verify_synthesized(
         worker,
@@ -357,4 +350,20 @@ pub(super) fn synthesize(
         verify_cfg,
         outcome,
     )
+}
+
+/// The tree id of a synthesized test's check 3 (buggy + gold fix + the new tests) where it is
+/// byte-identical to check 1's (the clean tree with the new tests).
+pub(super) fn fixed_is_check_1(
+    objects: Option<&git2::Repository>,
+    commit: &str,
+    test_patch: &str,
+    cand: &Candidate,
+    gold: &str,
+) -> Option<String> {
+    let r = objects?;
+    let with_tests = crate::start_state::tree_after(r, commit, &[test_patch]).ok()?;
+    let fixed =
+        crate::start_state::tree_after(r, commit, &[test_patch, &cand.bug_patch, gold]).ok()?;
+    (fixed == with_tests).then(|| fixed.to_string())
 }

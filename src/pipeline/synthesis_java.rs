@@ -253,13 +253,7 @@ pub(super) fn synthesize_java(
         detail: format!("{observed}: {} differ", differ.len()),
         ..Default::default()
     });
-    let commit = &ctx.repo.commit;
-    let fixed_is_check_1 = objects.and_then(|r| {
-        let with_tests = crate::start_state::tree_after(r, commit, &[&patch]).ok()?;
-        let fixed =
-            crate::start_state::tree_after(r, commit, &[&patch, &cand.bug_patch, gold]).ok()?;
-        (fixed == with_tests).then(|| fixed.to_string())
-    });
+    let fixed_is_check_1 = fixed_is_check_1(objects, &ctx.repo.commit, &patch, cand, gold);
     outcome.seconds += started.elapsed().as_secs_f64();
     verify::verify_synthesized(
         worker,

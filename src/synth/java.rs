@@ -161,6 +161,17 @@ pub struct Plan {
     pub target: String,
 }
 
+impl Plan {
+    /// `class` with the plan's package.
+    fn qualified(&self, class: &str) -> String {
+        if self.package.is_empty() {
+            class.to_string()
+        } else {
+            format!("{}.{class}", self.package)
+        }
+    }
+}
+
 /// A generated class: its path, its text, and for each call index the line its call is on.
 #[derive(Clone, Debug)]
 pub struct Generated {
@@ -1368,11 +1379,7 @@ pub fn observer(plan: &Plan, calls: &[usize], out_path: &str) -> Generated {
     s.push('\n');
     s.push_str(OBSERVE_HELPER);
     s.push_str("}\n");
-    let fqcn = if plan.package.is_empty() {
-        class.clone()
-    } else {
-        format!("{}.{class}", plan.package)
-    };
+    let fqcn = plan.qualified(&class);
     Generated {
         path: format!("{}{class}.java", plan.test_dir),
         source: s,
@@ -1459,11 +1466,7 @@ pub fn regression_test(plan: &Plan, cases: &[(usize, String)]) -> Generated {
     let member = plan.target.rsplit('.').next().unwrap_or("call");
     let mut call_lines = BTreeMap::new();
     let mut tests = Vec::new();
-    let fqcn = if plan.package.is_empty() {
-        class.clone()
-    } else {
-        format!("{}.{class}", plan.package)
-    };
+    let fqcn = plan.qualified(class);
     for (k, (i, expected)) in cases.iter().enumerate() {
         let name = format!("test{}{}", upper_first(member), k + 1);
         s.push_str(plan.flavor.annotation());
