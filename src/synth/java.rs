@@ -246,16 +246,7 @@ impl Index {
                 continue;
             };
             let root = tree.root_node();
-            let mut imports = BTreeSet::new();
-            let mut c = root.walk();
-            for child in root.children(&mut c) {
-                if child.kind() == "import_declaration" {
-                    let line = text(child, src).trim().to_string();
-                    if copyable_import(&line) {
-                        imports.insert(line);
-                    }
-                }
-            }
+            let (imports, scope) = file_scope(root, src);
             let file = ix.imports.len();
             ix.imports.push(imports);
             let mut stack = vec![root];
@@ -278,11 +269,11 @@ impl Index {
                     "character_literal" => {
                         chars.insert(text(n, src).to_string());
                     }
-                    "method_invocation" => ix.invocation(n, src, file),
+                    "method_invocation" => ix.invocation(n, src, file, &scope),
                     "object_creation_expression" => {
                         if let Some(ty) = n.child_by_field_name("type") {
                             let name = simple_type(text(ty, src));
-                            if let Some(e) = closed(n, src, &BTreeMap::new()) {
+                            if let Some(e) = closed(n, src, &scope) {
                                 push_unique(ix.instances.entry(name).or_default(), (e, file));
                             }
                         }
@@ -295,7 +286,7 @@ impl Index {
                         let mut c = n.walk();
                         for d in n.children_by_field_name("declarator", &mut c) {
                             if let Some(v) = d.child_by_field_name("value") {
-                                if let Some(e) = initializer(ty, d, v, src, &BTreeMap::new()) {
+                                if let Some(e) = initializer(ty, d, v, src, &scope) {
                                     push_unique(
                                         ix.instances.entry(name.clone()).or_default(),
                                         (e, file),
@@ -317,11 +308,18 @@ impl Index {
 
     /// Record an invocation whose arguments (and receiver, where it has one) are constants,
     /// locals with constant initializers substituted.
-    fn invocation(&mut self, n: Node<'_>, src: &str, file: usize) {
+    fn invocation(
+        &mut self,
+        n: Node<'_>,
+        src: &str,
+        file: usize,
+        scope: &BTreeMap<String, (String, String)>,
+    ) {
         let Some(name) = n.child_by_field_name("name") else {
             return;
         };
-        let locals = locals_before(n, src);
+        let mut locals = scope.clone();
+        locals.extend(locals_before(n, src, scope));
         let Some(args) = n.child_by_field_name("arguments") else {
             return;
         };
@@ -341,23 +339,9 @@ impl Index {
                         .map(|t| simple_type(text(t, src))),
                     _ => None,
                 };
-                let as_type = type_like(text(o, src))
-                    && matches!(
-                        o.kind(),
-                        "identifier" | "field_access" | "scoped_identifier"
-                    )
-                    && !locals.contains_key(text(o, src));
-                let constant = text(o, src).len() > 1
-                    && text(o, src)
-                        .chars()
-                        .all(|c| c.is_ascii_uppercase() || c == '_');
-                if as_type && !constant {
-                    (Some(text(o, src).to_string()), ty)
-                } else {
-                    match closed(o, src, &locals) {
-                        Some(r) => (Some(r), ty),
-                        None => return,
-                    }
+                match object_text(o, src, &locals) {
+                    Some(r) => (Some(r), ty),
+                    None => return,
                 }
             }
         };
@@ -374,6 +358,88 @@ impl Index {
             );
         }
     }
+}
+
+/// The key of a file's scope that says it has a wildcard static import.
+const STATIC_WILDCARD: &str = "*";
+
+/// A test file's imports a generated class may copy (with its own package's classes, which
+/// the file names without importing them), and what its names mean: its fields with constant
+/// initializers and its single static imports, by name → (type, expression).
+fn file_scope(root: Node<'_>, src: &str) -> (BTreeSet<String>, BTreeMap<String, (String, String)>) {
+    let mut imports = BTreeSet::new();
+    let mut scope = BTreeMap::new();
+    let mut c = root.walk();
+    for child in root.children(&mut c) {
+        match child.kind() {
+            "package_declaration" => {
+                let name = text(child, src)
+                    .trim_start_matches("package")
+                    .trim()
+                    .trim_end_matches(';')
+                    .trim()
+                    .to_string();
+                if !name.is_empty() {
+                    imports.insert(format!("import {name}.*;"));
+                }
+            }
+            "import_declaration" => {
+                let line = text(child, src).trim().to_string();
+                if !copyable_import(&line) {
+                    continue;
+                }
+                let body = line.trim_start_matches("import").trim();
+                if let Some(member) = body.strip_prefix("static") {
+                    let member = member.trim().trim_end_matches(';').trim();
+                    match member.rsplit_once('.') {
+                        Some((_, "*")) => {
+                            scope.insert(
+                                STATIC_WILDCARD.to_string(),
+                                (String::new(), String::new()),
+                            );
+                        }
+                        Some((_, name)) => {
+                            scope.insert(name.to_string(), (String::new(), member.to_string()));
+                        }
+                        None => {}
+                    }
+                }
+                imports.insert(line);
+            }
+            _ => {}
+        }
+    }
+    // Fields with constant initializers, in any class of the file.
+    let mut stack = vec![root];
+    let mut fields = Vec::new();
+    while let Some(n) = stack.pop() {
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+        if n.kind() == "field_declaration" {
+            fields.push(n);
+        }
+    }
+    fields.sort_by_key(|n| n.start_byte());
+    for n in fields {
+        let Some(ty) = n.child_by_field_name("type") else {
+            continue;
+        };
+        let mut c = n.walk();
+        for d in n.children_by_field_name("declarator", &mut c) {
+            let (Some(name), Some(v)) = (
+                d.child_by_field_name("name"),
+                d.child_by_field_name("value"),
+            ) else {
+                continue;
+            };
+            if let Some(e) = initializer(ty, d, v, src, &scope) {
+                scope
+                    .entry(text(name, src).to_string())
+                    .or_insert((simple_type(text(ty, src)), e));
+            }
+        }
+    }
+    (imports, scope)
 }
 
 fn push_unique<T: PartialEq>(v: &mut Vec<T>, x: T) {
@@ -398,7 +464,11 @@ fn type_like(t: &str) -> bool {
 
 /// The locals declared before `n` in its enclosing method, with constant initializers: name →
 /// (simple type, the initializer's text).
-fn locals_before(n: Node<'_>, src: &str) -> BTreeMap<String, (String, String)> {
+fn locals_before(
+    n: Node<'_>,
+    src: &str,
+    scope: &BTreeMap<String, (String, String)>,
+) -> BTreeMap<String, (String, String)> {
     let mut out = BTreeMap::new();
     let mut body = n.parent();
     while let Some(b) = body {
@@ -433,7 +503,7 @@ fn locals_before(n: Node<'_>, src: &str) -> BTreeMap<String, (String, String)> {
                 ) else {
                     continue;
                 };
-                if let Some(e) = initializer(ty_node, d, v, src, &BTreeMap::new()) {
+                if let Some(e) = initializer(ty_node, d, v, src, scope) {
                     out.insert(text(name, src).to_string(), (ty.clone(), e));
                 }
             }
@@ -509,11 +579,12 @@ fn closed(n: Node<'_>, src: &str, locals: &BTreeMap<String, (String, String)>) -
         "identifier" => {
             if let Some((_, e)) = locals.get(t) {
                 Some(format!("({e})"))
-            } else if t.len() > 1
+            } else if locals.contains_key(STATIC_WILDCARD)
+                && t.len() > 1
                 && t.chars()
                     .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
             {
-                // A static constant (imported or inherited).
+                // A constant a wildcard static import may bring.
                 Some(t.to_string())
             } else {
                 None
@@ -522,15 +593,7 @@ fn closed(n: Node<'_>, src: &str, locals: &BTreeMap<String, (String, String)>) -
         "field_access" => {
             let o = n.child_by_field_name("object")?;
             let f = n.child_by_field_name("field")?;
-            let object = if type_like(text(o, src))
-                && matches!(
-                    o.kind(),
-                    "identifier" | "field_access" | "scoped_identifier"
-                ) {
-                text(o, src).to_string()
-            } else {
-                closed(o, src, locals)?
-            };
+            let object = object_text(o, src, locals)?;
             Some(format!("{object}.{}", text(f, src)))
         }
         "scoped_identifier" => type_like(t).then(|| t.to_string()),
@@ -585,21 +648,44 @@ fn closed(n: Node<'_>, src: &str, locals: &BTreeMap<String, (String, String)>) -
                 // An unqualified call is the test class's own (or a static import): unknown.
                 None => None,
                 Some(o) => {
-                    let object = if type_like(text(o, src))
-                        && matches!(
-                            o.kind(),
-                            "identifier" | "field_access" | "scoped_identifier"
-                        ) {
-                        text(o, src).to_string()
-                    } else {
-                        closed(o, src, locals)?
-                    };
+                    let object = object_text(o, src, locals)?;
                     Some(format!("{object}.{}{args}", text(name, src)))
                 }
             }
         }
         _ => None,
     }
+}
+
+/// The receiver of a member access as the generated class can write it: a local or field
+/// substituted, a class name as written, a constant only where a wildcard static import
+/// may bring it, else a constant expression.
+fn object_text(
+    o: Node<'_>,
+    src: &str,
+    locals: &BTreeMap<String, (String, String)>,
+) -> Option<String> {
+    let t = text(o, src);
+    if o.kind() == "identifier" {
+        if let Some((_, e)) = locals.get(t) {
+            return Some(format!("({e})"));
+        }
+        let constant = t.len() > 1
+            && t.chars()
+                .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit());
+        if constant {
+            return locals.contains_key(STATIC_WILDCARD).then(|| t.to_string());
+        }
+    }
+    if type_like(t)
+        && matches!(
+            o.kind(),
+            "identifier" | "field_access" | "scoped_identifier"
+        )
+    {
+        return Some(t.to_string());
+    }
+    closed(o, src, locals)
 }
 
 fn has_child_kind(n: Node<'_>, kind: &str) -> bool {
@@ -1008,6 +1094,19 @@ pub fn plan(
         }
     };
     let imports_of = |file: usize| ix.imports.get(file).cloned().unwrap_or_default();
+    // The imports a pool value taken from a test needs: its file's.
+    let origin: BTreeMap<&str, usize> = ix
+        .instances
+        .values()
+        .flatten()
+        .map(|(e, f)| (e.as_str(), *f))
+        .collect();
+    let imports_for = |args: &[String]| -> BTreeSet<String> {
+        args.iter()
+            .filter_map(|a| origin.get(a.as_str()))
+            .flat_map(|f| imports_of(*f))
+            .collect()
+    };
     let mut draw = Draw(seed);
     let receivers: Vec<(String, BTreeSet<String>)> = {
         let mut r: Vec<(String, BTreeSet<String>)> = ix
@@ -1030,7 +1129,7 @@ pub fn plan(
                                 .collect();
                             r.push((
                                 format!("new {}({})", t.class, args.join(", ")),
-                                BTreeSet::new(),
+                                imports_for(&args),
                             ));
                         }
                     }
@@ -1108,11 +1207,12 @@ pub fn plan(
         let mut attempts = 0;
         while calls.len() < cap && attempts < share * 3 {
             attempts += 1;
-            let args: Vec<String> = pools
+            let arg_list: Vec<String> = pools
                 .iter()
                 .map(|p| p[draw.next(p.len())].clone())
                 .collect();
-            let args = args.join(", ");
+            let arg_imports = imports_for(&arg_list);
+            let args = arg_list.join(", ");
             let body = if e.is_constructor {
                 format!("new {}({args})", t.class)
             } else if e.is_static {
@@ -1132,10 +1232,14 @@ pub fn plan(
                 } else {
                     format!("({r}).{}({args})", e.name)
                 };
-                push(&mut calls, body, imports.clone());
+                push(
+                    &mut calls,
+                    body,
+                    imports.iter().cloned().chain(arg_imports).collect(),
+                );
                 continue;
             };
-            push(&mut calls, body, BTreeSet::new());
+            push(&mut calls, body, arg_imports);
         }
     }
     if calls.is_empty() {

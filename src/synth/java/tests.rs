@@ -282,3 +282,48 @@ fn only_the_imports_the_calls_name_are_kept() {
     assert!(import_used("import java.util.*;", &["f(1)"]));
     assert!(import_used("import static a.B.CONST;", &["f(CONST)"]));
 }
+
+#[test]
+fn fields_and_static_imports_are_substituted_and_unknown_constants_refused() {
+    let test = r#"package a.tests;
+
+import a.Zone;
+import static a.Zones.UTC;
+
+public class T {
+    private static final Zone PARIS = Zone.forId("Europe/Paris");
+    private static final Zone OTHER = makeZone();
+
+    void t() {
+        P.shift(PARIS, 1);
+        P.shift(UTC, 2);
+        P.shift(OTHER, 3);
+        P.shift(INHERITED, 4);
+        PARIS.offset(5);
+    }
+}
+"#;
+    let ix = Index::build(&[("T.java".into(), test.into())]);
+    let calls: Vec<&str> = ix.invocations["shift"]
+        .iter()
+        .map(|(c, _, _)| c.as_str())
+        .collect();
+    assert!(
+        calls.contains(&"P.shift((Zone.forId(\"Europe/Paris\")), 1)"),
+        "{calls:?}"
+    );
+    assert!(calls.contains(&"P.shift((a.Zones.UTC), 2)"), "{calls:?}");
+    // A field the test computes, and a constant no import brings: not constants here.
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let offsets: Vec<&str> = ix.invocations["offset"]
+        .iter()
+        .map(|(c, _, _)| c.as_str())
+        .collect();
+    assert_eq!(offsets, vec!["(Zone.forId(\"Europe/Paris\")).offset(5)"]);
+    // The file's own package comes along, for the classes it names without importing.
+    assert!(
+        ix.imports[0].contains("import a.tests.*;"),
+        "{:?}",
+        ix.imports[0]
+    );
+}
