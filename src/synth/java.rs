@@ -1243,20 +1243,30 @@ pub fn plan(
         }
     }
     if calls.is_empty() {
-        return Err(format!(
-            "no call of `{}` could be built: no test calls it with constant arguments and its \
-             parameters ({}) are of types without constants",
-            t.entries
-                .iter()
-                .map(|e| e.name.as_str())
-                .collect::<Vec<_>>()
-                .join("`, `"),
-            t.entries
-                .iter()
-                .flat_map(|e| e.params.iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        let names = t
+            .entries
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect::<Vec<_>>()
+            .join("`, `");
+        let no_receiver = receivers.is_empty() && t.entries.iter().all(|e| !e.is_static);
+        return Err(if no_receiver {
+            format!(
+                "no call of `{names}` could be built: no test calls it with constants, and no \
+                 `{}` could be made (no constructor callable with constants, none in the tests)",
+                t.class
+            )
+        } else {
+            format!(
+                "no call of `{names}` could be built: no test calls it with constants, and its \
+                 parameters ({}) are of types without constants",
+                t.entries
+                    .iter()
+                    .flat_map(|e| e.params.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        });
     }
     let test_dir = format!(
         "{}{}",

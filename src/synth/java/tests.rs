@@ -327,3 +327,11 @@ public class T {
         ix.imports[0]
     );
 }
+
+#[test]
+fn a_member_without_a_receiver_says_so() {
+    let ix = index();
+    let src = "package p;\npublic abstract class Shape {\n  public int sides(String name) {\n    return name.length();\n  }\n}\n";
+    let e = plan(src, 3, "t/", &[], Flavor::Junit4, &ix, 1).unwrap_err();
+    assert!(e.contains("no `Shape` could be made"), "{e}");
+}
