@@ -126,7 +126,7 @@ pub(super) fn synthesize_java(
         let gen = java::observer(&plan, &live, &format!("{}/{name}", worker.scratch()));
         match observe(worker, runner, &gen, None, &name, budget) {
             Ok(Ok(obs)) => {
-                clean_obs = Some((gen, obs, name));
+                clean_obs = Some(obs);
                 break;
             }
             Ok(Err(anomaly)) => {
@@ -164,7 +164,7 @@ pub(super) fn synthesize_java(
             }
         }
     }
-    let Some((gen, clean_obs, _)) = clean_obs else {
+    let Some(clean_obs) = clean_obs else {
         let _ = worker.reset();
         outcome.synthesis = Some(record(
             "error",
@@ -202,7 +202,6 @@ pub(super) fn synthesize_java(
             return outcome;
         }
     };
-    drop(gen);
     let differ = java::differing(&clean_obs, &buggy_obs);
     let observed = format!(
         "{} calls of `{}` observed ({} built, {} refused by javac)",
