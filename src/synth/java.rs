@@ -495,86 +495,49 @@ fn upper_first(s: &str) -> String {
     }
 }
 
-/// The number of top-level arguments of a call text's last argument list.
+/// The number of top-level arguments of a call text's last argument list (the one its final
+/// `)` closes); `None` when it does not end with one.
 fn count_args(call: &str) -> Option<usize> {
     let call = call.trim_end();
-    if !call.ends_with(')') {
-        return None;
-    }
-    // Find the '(' matching the final ')'.
-    let bytes = call.as_bytes();
-    let mut depth = 0i32;
-    let mut open = None;
-    let mut in_str = false;
-    let mut in_char = false;
-    let mut i = bytes.len();
-    // Scan forward instead (strings make a backward scan unreliable).
-    let mut opens: Vec<usize> = Vec::new();
-    let mut pairs: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut j = 0;
-    while j < bytes.len() {
-        let b = bytes[j];
-        if in_str || in_char {
-            if b == b'\\' {
-                j += 2;
-                continue;
+    // One frame per open bracket: its kind, its commas, whether it holds anything.
+    let mut frames: Vec<(u8, usize, bool)> = Vec::new();
+    let mut quote: Option<u8> = None;
+    let mut escaped = false;
+    let mut last = None;
+    for (at, b) in call.bytes().enumerate() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == q {
+                quote = None;
             }
-            if (in_str && b == b'"') || (in_char && b == b'\'') {
-                in_str = false;
-                in_char = false;
+            continue;
+        }
+        if let Some(top) = frames.last_mut() {
+            if !b.is_ascii_whitespace() && !matches!(b, b')' | b'}' | b']') {
+                top.2 = true;
             }
-        } else {
-            match b {
-                b'"' => in_str = true,
-                b'\'' => in_char = true,
-                b'(' => opens.push(j),
-                b')' => {
-                    let o = opens.pop()?;
-                    pairs.insert(j, o);
+        }
+        match b {
+            b'"' | b'\'' => quote = Some(b),
+            b'(' | b'{' | b'[' => frames.push((b, 0, false)),
+            b',' => {
+                if let Some(top) = frames.last_mut() {
+                    top.1 += 1;
                 }
-                _ => {}
             }
+            b')' | b'}' | b']' => {
+                let (kind, commas, any) = frames.pop()?;
+                if kind == b'(' && at + 1 == call.len() {
+                    last = Some(if any { commas + 1 } else { 0 });
+                }
+            }
+            _ => {}
         }
-        j += 1;
     }
-    i -= 1;
-    if let Some(o) = pairs.get(&i) {
-        open = Some(*o);
-    }
-    let open = open?;
-    let inner = &call[open + 1..i];
-    if inner.trim().is_empty() {
-        return Some(0);
-    }
-    let mut n = 1;
-    in_str = false;
-    in_char = false;
-    let ib = inner.as_bytes();
-    let mut k = 0;
-    while k < ib.len() {
-        let b = ib[k];
-        if in_str || in_char {
-            if b == b'\\' {
-                k += 2;
-                continue;
-            }
-            if (in_str && b == b'"') || (in_char && b == b'\'') {
-                in_str = false;
-                in_char = false;
-            }
-        } else {
-            match b {
-                b'"' => in_str = true,
-                b'\'' => in_char = true,
-                b'(' | b'{' | b'[' => depth += 1,
-                b')' | b'}' | b']' => depth -= 1,
-                b',' if depth == 0 => n += 1,
-                _ => {}
-            }
-        }
-        k += 1;
-    }
-    Some(n)
+    last
 }
 
 /// The test sources of the module whose main root holds `file`: (its test root, the test
