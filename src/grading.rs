@@ -63,7 +63,7 @@ pub enum Select {
     #[default]
     Args,
     /// Maven's Surefire: `-Dtest=<selection>` and then the `test` goal. Tests are named as
-    /// Surefire selects them (`a.B#x+y,a.C`); a file as its class, the path below its test
+    /// Surefire selects them (`a.B#x*+y*,a.C`: a method as a prefix pattern, see `runner::surefire::selection`); a file as its class, the path below its test
     /// source folder (`src/test/java/`, else the last `java/`), `.java` dropped.
     Surefire,
 }

@@ -432,11 +432,11 @@ fn a_surefire_command_selects_its_tests_or_its_files_classes_before_the_goal() {
     ]);
     assert_eq!(
         g.command,
-        "mvn -o -B -s /opt/s.xml -DfailIfNoTests=false '-Dtest=a.b.CTest#x+y,a.DTest#z' test"
+        "mvn -o -B -s /opt/s.xml -DfailIfNoTests=false '-Dtest=a.b.CTest#x*+y*,a.DTest#z*' test"
     );
     assert_eq!(
         g.line_with(&["-q".into()]),
-        "mvn -o -B -s /opt/s.xml -DfailIfNoTests=false -q '-Dtest=a.b.CTest#x+y,a.DTest#z' test"
+        "mvn -o -B -s /opt/s.xml -DfailIfNoTests=false -q '-Dtest=a.b.CTest#x*+y*,a.DTest#z*' test"
     );
     // The choice survives a record's round trip; records without it select by arguments.
     let back: Grading = serde_json::from_str(&serde_json::to_string(&g).unwrap()).unwrap();

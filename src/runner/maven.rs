@@ -273,6 +273,7 @@ impl Maven {
         main: &[String],
         test: &[String],
         tests: Option<&[String]>,
+        budget: RunBudget,
     ) -> String {
         let (prelude, _) = self.prelude_env();
         let plan = fast::RunPlan {
@@ -285,6 +286,7 @@ impl Maven {
             java_lib: &self.java_lib,
             scratch,
             bundle: &format!("{scratch}/{REPORTS}"),
+            cpu_limit: &crate::runner::cpu_limit_lines(budget),
         };
         format!("{prelude}{}", fast::run_script(&plan))
     }
@@ -309,6 +311,7 @@ impl Maven {
             java_lib: lib,
             scratch,
             bundle: &format!("{scratch}/{REPORTS}"),
+            cpu_limit: "",
         };
         let analyser_cp = format!(
             "$H/tools:{lib}/org.jacoco.core.jar:{lib}/asm.jar:{lib}/asm-commons.jar:{lib}/asm-tree.jar"
@@ -450,6 +453,7 @@ status=$?
             };
         }
         if let Some(requested) = tests {
+            surefire::fill_from_class_failures(&mut results, requested);
             for id in requested {
                 results.entry(id.clone()).or_insert(TestResult {
                     status: TestStatus::Missing,
@@ -579,13 +583,19 @@ impl TestRunner for Maven {
                     worker.clear_scratch()?;
                 }
                 (
-                    self.fast_script(&scratch, &build, &main, &test, tests),
+                    self.fast_script(&scratch, &build, &main, &test, tests, budget),
                     true,
                 )
             }
             None => (self.script(&scratch, tests), false),
         };
-        let out = worker.exec(&wrap(&scratch, &script, budget), budget.wall)?;
+        // The fast script puts the CPU limit on the tests' JVM itself, after compiling.
+        let limit = if fast {
+            RunBudget::wall(budget.wall)
+        } else {
+            budget
+        };
+        let out = worker.exec(&wrap(&scratch, &script, limit), budget.wall)?;
         self.finish(worker, label, tests, budget, out, fast)
     }
 

@@ -49,21 +49,26 @@ pub(crate) const CPU_EXCEEDED: i32 = 128 + libc::SIGXCPU;
 /// Wrap a test command: apply the CPU limit, and record the CPU time of its processes with
 /// bash's `times` (the second line is the children's user and system time).
 pub(crate) fn wrap(scratch: &str, command: &str, budget: RunBudget) -> String {
-    // The soft limit sends SIGXCPU (exit 152, recognised as the CPU limit); the hard limit,
-    // a little later, SIGKILLs a process that ignores it. With both equal the kernel would
-    // send SIGKILL straight away, indistinguishable from the OOM killer.
-    let limit = budget
+    format!(
+        "{}{command}\nstatus=$?\ntimes > {}\nexit $status\n",
+        cpu_limit_lines(budget),
+        shell_quote(&format!("{scratch}/{TIMES}"))
+    )
+}
+
+/// The shell lines that put the budget's CPU limit on every process started after them (empty
+/// without a CPU limit). The soft limit sends SIGXCPU (exit 152, recognised as the CPU limit);
+/// the hard limit, a little later, SIGKILLs a process that ignores it. With both equal the
+/// kernel would send SIGKILL straight away, indistinguishable from the OOM killer.
+pub(crate) fn cpu_limit_lines(budget: RunBudget) -> String {
+    budget
         .cpu
         .map(|c| {
             let soft = c.as_secs_f64().ceil() as u64;
             // Soft first: a hard limit below the (unlimited) soft one is refused (EINVAL).
             format!("ulimit -S -t {soft}\nulimit -H -t {}\n", soft + 5)
         })
-        .unwrap_or_default();
-    format!(
-        "{limit}{command}\nstatus=$?\ntimes > {}\nexit $status\n",
-        shell_quote(&format!("{scratch}/{TIMES}"))
-    )
+        .unwrap_or_default()
 }
 
 /// Children's user + system seconds from bash's `times` output (`0m1.250s 0m0.040s`).

@@ -97,8 +97,48 @@ pub fn test_id(classname: &str, name: &str) -> String {
     }
 }
 
+/// Requested methods absent from the report whose class has a failing class-level entry
+/// ([`test_id`]: a static initializer that threw, a `suite()` or `@BeforeClass` that failed)
+/// take that entry's status and message: the class failed before its methods ran, which is
+/// their failure, not a crash of the run. Other absent methods stay for the caller to mark.
+pub fn fill_from_class_failures(
+    results: &mut std::collections::BTreeMap<String, TestResult>,
+    requested: &[String],
+) {
+    for id in requested {
+        if results.contains_key(id) {
+            continue;
+        }
+        let Some((class, method)) = id.split_once('#') else {
+            continue;
+        };
+        if method.is_empty() {
+            continue;
+        }
+        let Some(class_result) = results.get(class).filter(|r| r.status.is_failure()) else {
+            continue;
+        };
+        let filled = TestResult {
+            status: class_result.status,
+            duration_s: 0.0,
+            message: Some(match &class_result.message {
+                Some(m) => format!("the class failed before its tests ran: {m}"),
+                None => "the class failed before its tests ran".to_string(),
+            }),
+        };
+        results.insert(id.clone(), filled);
+    }
+}
+
 /// The value of Surefire's `-Dtest` for test ids: methods of one class joined with `+`
-/// (`a.B#x+y,a.C#z`), classes in first-seen order; an id without `#` selects a whole class.
+/// (`a.B#x*+y*,a.C#z*`), classes in first-seen order; an id without `#` selects a whole class.
+///
+/// Each method is a prefix pattern: a test id is its method's name without the invocation
+/// suffix ([`test_id`]), and Surefire matches a method pattern against the name the provider
+/// reports, which for a JUnit 4 `@RunWith(Parameterized)` test is `testEncode[0]`: the bare
+/// `Class#testEncode` selects none of its invocations ("Tests run: 0"). The pattern also runs
+/// the class's methods whose names start with the same text; their results are read but no
+/// verdict looks at a test it was not asked about.
 pub fn selection(tests: &[String]) -> String {
     let mut classes: Vec<(&str, Vec<&str>)> = Vec::new();
     let mut whole: Vec<&str> = Vec::new();
@@ -125,7 +165,8 @@ pub fn selection(tests: &[String]) -> String {
         if whole.contains(class) {
             continue;
         }
-        parts.push(format!("{class}#{}", methods.join("+")));
+        let patterns: Vec<String> = methods.iter().map(|m| format!("{m}*")).collect();
+        parts.push(format!("{class}#{}", patterns.join("+")));
     }
     parts.extend(whole.iter().map(|c| c.to_string()));
     parts.join(",")
@@ -400,6 +441,38 @@ mod tests {
     }
 
     #[test]
+    fn methods_of_a_class_that_failed_as_a_whole_take_its_failure() {
+        use crate::run::TestStatus;
+        let mut results: std::collections::BTreeMap<String, TestResult> = [
+            ("a.B", TestStatus::Error, Some("ExceptionInInitializerError")),
+            ("a.C", TestStatus::Passed, None),
+            ("a.D#kept", TestStatus::Passed, None),
+        ]
+        .into_iter()
+        .map(|(id, status, message)| {
+            let r = TestResult {
+                status,
+                duration_s: 0.1,
+                message: message.map(String::from),
+            };
+            (id.to_string(), r)
+        })
+        .collect();
+        let asked: Vec<String> = ["a.B#x", "a.C#y", "a.D#kept", "a.E#z", "a.B"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        fill_from_class_failures(&mut results, &asked);
+        let x = &results["a.B#x"];
+        assert_eq!(x.status, TestStatus::Error);
+        assert!(x.message.as_deref().unwrap().contains("ExceptionInInitializerError"));
+        // A passing class entry says nothing about a missing method; nor does no entry.
+        assert!(!results.contains_key("a.C#y"));
+        assert!(!results.contains_key("a.E#z"));
+        assert_eq!(results["a.D#kept"].status, TestStatus::Passed);
+    }
+
+    #[test]
     fn selection_groups_methods_by_class() {
         let ids: Vec<String> = [
             "a.B#x", "a.C#z", "a.B#y", "a.B#x", "a.D", "a.C#w", "a.E#", "a.D#v",
@@ -407,7 +480,7 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        assert_eq!(selection(&ids), "a.B#x+y,a.C#z+w,a.D,a.E");
+        assert_eq!(selection(&ids), "a.B#x*+y*,a.C#z*+w*,a.D,a.E");
         assert_eq!(selection(&[]), "");
     }
 

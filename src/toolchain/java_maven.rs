@@ -293,7 +293,7 @@ impl Toolchain for JavaMaven {
     }
 
     /// Offline Maven with the image's settings (the overlay of Debian's repository), Surefire
-    /// selecting the graded tests (`-Dtest=a.B#x+y`) or the graded files' classes: what a
+    /// selecting the graded tests (`-Dtest=a.B#x*+y*`) or the graded files' classes: what a
     /// task image runs (`java-maven.md`, "Grading"). The seed's test command is not used:
     /// Maven's is fixed.
     fn grading(

@@ -221,9 +221,15 @@ pub struct RunPlan<'a> {
     pub scratch: &'a str,
     /// The report bundle to write (a scratch path).
     pub bundle: &'a str,
+    /// The shell lines of the run's CPU limit ([`crate::runner::cpu_limit_lines`]), placed
+    /// after the compilation and before the tests' JVM: javac compiling a changed file is the
+    /// build's work, bounded by the wall limit, not the tests' (the limit comes from the clean
+    /// tree's runs, which compile nothing, and a killed javac would read as a compile error).
+    pub cpu_limit: &'a str,
 }
 
-/// The script of a fast run (without the prelude and the CPU-limit wrap).
+/// The script of a fast run (without the prelude and the `times` wrap; the CPU limit is
+/// [`RunPlan::cpu_limit`]).
 pub fn run_script(p: &RunPlan) -> String {
     let s = p.scratch;
     let o = format!("{s}/fast");
@@ -334,6 +340,7 @@ pub fn run_script(p: &RunPlan) -> String {
     } else {
         format!("{java}\n")
     };
+    out.push_str(p.cpu_limit);
     out.push_str(&run);
     out.push_str(&format!(
         "status=$?\n\

@@ -15,7 +15,7 @@ fn command_selects_tests_by_class_and_method() {
     let cmd = m.command("/s/settings.xml", Some(&tests), "");
     assert!(cmd.starts_with("mvn -o -q -B -s /s/settings.xml "), "{cmd}");
     assert!(
-        cmd.contains(" -Dtest='a.BTest#x+y,a.COuter$Inner#z' "),
+        cmd.contains(" -Dtest='a.BTest#x*+y*,a.COuter$Inner#z*' "),
         "{cmd}"
     );
     assert!(cmd.ends_with(" test"), "{cmd}");

@@ -153,7 +153,7 @@ fn the_harnesses_run_the_grading_command_and_read_the_surefire_reports() {
     assert_eq!(
         g.command,
         "mvn -o -B -s /opt/swe-forge/maven-settings.xml -Dsurefire.failIfNoSpecifiedTests=false \
-         -DfailIfNoTests=false '-Dtest=a.BTest#x+y' test"
+         -DfailIfNoTests=false '-Dtest=a.BTest#x*+y*' test"
     );
     let graded = vec!["a.BTest#x".to_string(), "a.BTest#y".to_string()];
     let sb = JavaMaven

@@ -157,6 +157,7 @@ fn plan<'a>(tests: Option<&'a [String]>, main: &'a [String], test: &'a [String])
         java_lib: "/usr/share/java",
         scratch: "/s",
         bundle: "/s/reports.xml",
+        cpu_limit: "ulimit -S -t 7\nulimit -H -t 12\n",
     }
 }
 
@@ -186,6 +187,9 @@ fn run_script_compiles_overlays_and_selects_classes() {
         .find("org.junit.platform.console.ConsoleLauncher")
         .unwrap();
     assert!(main_at < test_at && test_at < java_at);
+    // The CPU limit is the tests' JVM's: javac runs before it is set.
+    let limit_at = s.find("ulimit -S -t 7\nulimit -H -t 12\n").unwrap();
+    assert!(test_at < limit_at && limit_at < java_at, "{s}");
     assert!(s.contains("cat > /s/select.txt <<'SWE_FORGE_EOF'\na.BTest#x\na.BTest#y\na.COuter$Inner#z\nSWE_FORGE_EOF\n"), "{s}");
     assert!(
         s.contains(
