@@ -444,7 +444,11 @@ mod tests {
     fn methods_of_a_class_that_failed_as_a_whole_take_its_failure() {
         use crate::run::TestStatus;
         let mut results: std::collections::BTreeMap<String, TestResult> = [
-            ("a.B", TestStatus::Error, Some("ExceptionInInitializerError")),
+            (
+                "a.B",
+                TestStatus::Error,
+                Some("ExceptionInInitializerError"),
+            ),
             ("a.C", TestStatus::Passed, None),
             ("a.D#kept", TestStatus::Passed, None),
         ]
@@ -465,7 +469,11 @@ mod tests {
         fill_from_class_failures(&mut results, &asked);
         let x = &results["a.B#x"];
         assert_eq!(x.status, TestStatus::Error);
-        assert!(x.message.as_deref().unwrap().contains("ExceptionInInitializerError"));
+        assert!(x
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("ExceptionInInitializerError"));
         // A passing class entry says nothing about a missing method; nor does no entry.
         assert!(!results.contains_key("a.C#y"));
         assert!(!results.contains_key("a.E#z"));
