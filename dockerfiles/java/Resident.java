@@ -59,8 +59,9 @@ import org.junit.platform.console.ConsoleLauncher;
  *       the reports, a failed compilation's phase and javac's output go.
  * </ul>
  *
- * <p>Limits: the wall-clock timeout and the CPU limit (this process's CPU time during the run)
- * are enforced by a watchdog that answers and halts the JVM ({@code timed_out}, or signal 24 as
+ * <p>Limits: the wall-clock timeout and the CPU limit (this process's CPU time during the run,
+ * counted from when the changed sources are compiled: compiling is the build's work, as in the
+ * fresh path, where the limit is set after javac) are enforced by a watchdog that answers and halts the JVM ({@code timed_out}, or signal 24 as
  * {@code ulimit -t} would). Isolation: a run's classes live in the console launcher's class
  * loader for that run; system properties, the default locale and time zone, and the standard
  * streams are restored after it; processes it started are killed. When a run leaves a thread
@@ -74,6 +75,8 @@ public final class Resident {
     private static boolean answered;
     /** The number of the run in progress (a watchdog stops when it is not its own). */
     private static long current;
+    /** This process's CPU time when the running request's tests started (the limit's start). */
+    private static volatile long limitFrom;
 
     private Resident() {}
 
@@ -117,6 +120,7 @@ public final class Resident {
         String times = (String) req.get("times");
         long wall0 = System.nanoTime();
         long cpu0 = cpuNanos();
+        limitFrom = cpu0;
         Set<Thread> threadsBefore = new HashSet<>(Thread.getAllStackTraces().keySet());
         Properties props = (Properties) System.getProperties().clone();
         Locale locale = Locale.getDefault();
@@ -173,9 +177,10 @@ public final class Resident {
                 if (answered || current != mine) {
                     return;
                 }
-                long cpu = cpuNanos() - cpu0;
+                long now = cpuNanos();
+                long cpu = now - cpu0;
                 boolean wall = System.nanoTime() - wall0 > (long) (timeout * 1e9);
-                boolean overCpu = cpuLimit >= 0 && cpu > (long) (cpuLimit * 1e9);
+                boolean overCpu = cpuLimit >= 0 && now - limitFrom > (long) (cpuLimit * 1e9);
                 if (!wall && !overCpu) {
                     continue;
                 }
@@ -326,6 +331,7 @@ public final class Resident {
                     return 1;
                 }
             }
+            limitFrom = cpuNanos();
             // The run's class loader: the overlays, then the project's own class directories
             // (the dependency jars are on this JVM's class path).
             List<String> loader = new ArrayList<>();
