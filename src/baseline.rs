@@ -98,6 +98,14 @@ pub struct Baseline {
     /// test screens such code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indirect: Option<BTreeMap<String, String>>,
+    /// The CPU seconds of a run of the quickest stable test alone, less that test's own
+    /// duration: what any run pays whatever it runs (a JVM's start and class loading, an
+    /// interpreter's imports), measured. The suite's CPU less its tests' durations says
+    /// nothing of it when the tests' durations hold the warm-up (joda-time: 4,232 tests whose
+    /// durations add up to the suite's CPU). `None`: not measured (the run failed, or the
+    /// baseline was stored before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_cpu_seconds: Option<f64>,
 }
 
 impl Baseline {
@@ -156,7 +164,8 @@ impl Baseline {
     /// traceback) costs pytest several times a passing one's, so a mutant that fails 3,000
     /// fast tests takes twice the CPU of the clean run (`tests/fixtures/many_tests`). A mutant
     /// that loops forever under a few fast tests is stopped after three times the suite's
-    /// fixed cost and a second of CPU (the resident runner takes its start off the limit). Never more than [`Baseline::budget`]; the wall limit is at least
+    /// fixed cost and a second of CPU (the resident runner takes its start off the limit). The
+    /// fixed CPU cost is at least [`Baseline::fixed_cpu_seconds`], where measured. Never more than [`Baseline::budget`]; the wall limit is at least
     /// `min_wall` and twice the CPU limit. A test without a recorded duration counts as the
     /// whole suite.
     pub fn budget_for(&self, tests: &[String], min_wall: Duration) -> RunBudget {
@@ -177,7 +186,9 @@ impl Baseline {
             .cpu
             .zip(self.suite_cpu_seconds)
             .map(|(limit, suite_cpu)| {
-                let fixed_cpu = (suite_cpu - all).max(0.0);
+                let fixed_cpu = (suite_cpu - all)
+                    .max(self.fixed_cpu_seconds.unwrap_or(0.0))
+                    .max(0.0);
                 let s = (PER_TEST_FACTOR * (fixed_cpu + mine) + 1.0).min(limit.as_secs_f64());
                 Duration::from_secs_f64(s)
             });
@@ -214,7 +225,9 @@ pub fn run_baseline(
                 tests = coverage.tests.len(),
                 "coverage map built"
             );
-            classify(runs, coverage_run, coverage, cfg)
+            let mut b = classify(runs, coverage_run, coverage, cfg)?;
+            measure_fixed_cpu(worker, runner, &mut b);
+            Ok(b)
         }
         Err(RunnerError::Coverage(why)) => {
             tracing::warn!(
@@ -225,9 +238,43 @@ pub fn run_baseline(
             coverage_run.label = "coverage (unavailable)".to_string();
             let mut b = classify(runs, coverage_run, CoverageMap::default(), cfg)?;
             b.coverage_unavailable = Some(why);
+            measure_fixed_cpu(worker, runner, &mut b);
             Ok(b)
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Run the quickest stable test alone on the clean tree and keep the CPU the run spent
+/// beyond that test's own duration ([`Baseline::fixed_cpu_seconds`]). A run that does not
+/// pass it, or has no CPU figure, leaves it unmeasured (logged).
+fn measure_fixed_cpu(worker: &mut dyn Worker, runner: &dyn TestRunner, b: &mut Baseline) {
+    let Some((test, seconds)) = b
+        .stable_pass
+        .iter()
+        .filter_map(|t| b.durations.get(t).map(|d| (t.clone(), *d)))
+        .min_by(|x, y| x.1.total_cmp(&y.1).then_with(|| x.0.cmp(&y.0)))
+    else {
+        return;
+    };
+    let measured = worker
+        .reset()
+        .map_err(RunnerError::from)
+        .and_then(|()| runner.run(worker, "baseline-one", Some(&[test.clone()]), b.budget()));
+    let _ = worker.reset();
+    match measured {
+        Ok(run) if run.status(&test) == TestStatus::Passed && run.anomaly.is_none() => {
+            if let Some(cpu) = run.cpu_s {
+                b.fixed_cpu_seconds = Some(((cpu - seconds).max(0.0) * 1000.0).round() / 1000.0);
+                tracing::info!(test = %test, cpu_s = cpu, "a run's fixed CPU cost measured");
+            }
+        }
+        Ok(run) => tracing::warn!(
+            test = %test,
+            "a run's fixed CPU cost not measured: the test alone did not pass ({})",
+            run.anomaly.clone().unwrap_or_else(|| run.summary())
+        ),
+        Err(e) => tracing::warn!(test = %test, "a run's fixed CPU cost not measured: {e}"),
     }
 }
 
@@ -366,6 +413,7 @@ pub fn classify(
         coverage_unavailable: None,
         suite_order,
         indirect,
+        fixed_cpu_seconds: None,
     })
 }
 
@@ -474,6 +522,24 @@ mod tests {
         // The wall limit is at least the floor and twice the CPU limit.
         let floor = b.budget_for(&ids[..1], Duration::from_secs(60));
         assert_eq!(floor.wall, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn a_measured_fixed_cost_is_the_floor_of_a_run_of_a_few_tests() {
+        // The tests' durations add up to the suite's CPU (they hold the warm-up): without a
+        // measure, a run of two tests gets 1.6 s, less than a JVM takes to start.
+        let (mut b, ids) = passing_baseline(100, 0.1, 20.0);
+        b.fixed_cpu_seconds = Some(2.0);
+        let two = b.budget_for(&ids[..2], Duration::from_secs(10));
+        let cpu = two.cpu.unwrap().as_secs_f64();
+        assert!((cpu - (3.0 * 2.2 + 1.0)).abs() < 1e-9, "{cpu}");
+        // Never more than the whole suite's limit.
+        b.fixed_cpu_seconds = Some(1000.0);
+        assert_eq!(b.budget_for(&ids[..2], Duration::from_secs(10)).cpu, b.budget().cpu);
+        // Where the suite's own figure says more, it holds.
+        b.fixed_cpu_seconds = Some(0.0);
+        let cpu0 = b.budget_for(&ids[..2], Duration::from_secs(10)).cpu.unwrap();
+        assert!((cpu0.as_secs_f64() - 1.6).abs() < 1e-9);
     }
 
     #[test]

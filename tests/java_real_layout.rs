@@ -6,7 +6,8 @@
 //! class; the POM's Surefire includes and excludes hold; a test reading a test resource passes;
 //! the grading command is Maven's with the graded tests selected; the SWE-bench export's
 //! eval script runs it with the Maven log parser; and, Java synthesizing no tests, the
-//! mutants of a method no test calls are drawn last.
+//! mutants of a method no test calls are drawn last. A multi-module JUnit 4 project
+//! (tests/fixtures/java_junit4_modules) grades a `@RunWith(Parameterized)` test by its method.
 
 mod common;
 use common::*;
@@ -108,5 +109,53 @@ fn a_real_layout_builds_offline_and_grades_its_parameterized_and_nested_tests() 
             script.contains(task.metadata.grading.as_ref().unwrap().command.as_str()),
             "{script}"
         );
+    }
+}
+
+/// A multi-module JUnit 4 project (tests/fixtures/java_junit4_modules) runs with plain Maven,
+/// Surefire's JUnit 4 provider selecting the tests: the only tests of `Scale.scale` are a
+/// `@RunWith(Parameterized)` class, whose invocations Surefire names `scales[0]`, `scales[1]`,
+/// …, so a selection by the bare method name would run none of them, and no mutant of `scale`
+/// would become a task (its tests missing from every run). They grade as `fx.ScaleTest#scales`,
+/// selected by a prefix pattern in the grading command.
+#[test]
+fn a_junit4_multi_module_project_grades_its_parameterized_tests() {
+    if !maven_or_skip("a_junit4_multi_module_project_grades_its_parameterized_tests") {
+        return;
+    }
+    let (o, dir) = run_fixture(
+        "java_junit4_modules",
+        &[
+            "--baseline-repeats",
+            "1",
+            "--repeats",
+            "1",
+            "--max-candidates",
+            "8",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let tasks = jsonl(&dir.path().join("out/tasks.jsonl"));
+    let scaled: Vec<&serde_json::Value> = tasks
+        .iter()
+        .filter(|t| {
+            t["FAIL_TO_PASS"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|id| id == "fx.ScaleTest#scales")
+        })
+        .collect();
+    let candidates = jsonl(&dir.path().join("out/candidates.jsonl"));
+    assert!(
+        !scaled.is_empty(),
+        "no task is graded by the parameterized test:\n{candidates:?}\n{}",
+        text(&o)
+    );
+    for t in scaled {
+        let patch = t["patch"].as_str().unwrap();
+        assert!(patch.contains("lib/src/main/java/fx/Scale.java"), "{patch}");
+        let command = t["metadata"]["grading"]["command"].as_str().unwrap();
+        assert!(command.contains("fx.ScaleTest#scales*"), "{command}");
     }
 }
