@@ -535,10 +535,16 @@ mod tests {
         assert!((cpu - (3.0 * 2.2 + 1.0)).abs() < 1e-9, "{cpu}");
         // Never more than the whole suite's limit.
         b.fixed_cpu_seconds = Some(1000.0);
-        assert_eq!(b.budget_for(&ids[..2], Duration::from_secs(10)).cpu, b.budget().cpu);
+        assert_eq!(
+            b.budget_for(&ids[..2], Duration::from_secs(10)).cpu,
+            b.budget().cpu
+        );
         // Where the suite's own figure says more, it holds.
         b.fixed_cpu_seconds = Some(0.0);
-        let cpu0 = b.budget_for(&ids[..2], Duration::from_secs(10)).cpu.unwrap();
+        let cpu0 = b
+            .budget_for(&ids[..2], Duration::from_secs(10))
+            .cpu
+            .unwrap();
         assert!((cpu0.as_secs_f64() - 1.6).abs() < 1e-9);
     }
 

@@ -71,6 +71,10 @@ fn repository_without_tests_is_rejected() {
         seed["detail"].as_str().unwrap().contains("no test"),
         "{seed}"
     );
+    // stderr is a pipe here, as in `run 2> log`: the log has no colour codes.
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("INFO") || log.contains("WARN"), "{log}");
+    assert!(!log.contains('\u{1b}'), "{log}");
 }
 
 /// A baseline where every test fails rejects the seed: nothing can be verified against it.

@@ -275,8 +275,12 @@ impl Syntax for JavaSyntax {
             "field_access" => {
                 let object = node.child_by_field_name("object")?;
                 let field = node.child_by_field_name("field")?;
-                (object.kind() == "this")
-                    .then(|| field_type(enclosing(node, "class_body")?, text(field), src))?
+                if object.kind() == "this" {
+                    return field_type(enclosing(node, "class_body")?, text(field), src);
+                }
+                // An array's `length`.
+                (text(field) == "length" && self.declared_type(object, src)?.ends_with("[]"))
+                    .then(|| "int".to_string())
             }
             _ => None,
         }
@@ -581,6 +585,7 @@ class A {
         for (String item : items) {
             var v = item;
             two(item, v, rest);
+            seven(rest.length, counts.length, items.size);
         }
         try (java.io.Reader r = open()) {
             three(r, items);
@@ -633,6 +638,8 @@ class A {
             vec![s("java.io.IOException"), None]
         );
         assert_eq!(argument_types(src, "five"), vec![None]);
+        // An array's length is an int; another object's field is not known.
+        assert_eq!(argument_types(src, "seven"), vec![s("int"), s("int"), None]);
     }
 
     #[test]
