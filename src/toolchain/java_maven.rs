@@ -325,7 +325,11 @@ impl Toolchain for JavaMaven {
     /// `BUILD …` words defused, so that SWE-bench's `parse_log_maven` does not read them),
     /// then `dockerfiles/java/verdict.py` on the Surefire reports: `-Dtest=<id>` and
     /// `BUILD SUCCESS|FAILURE` per graded test for SWE-bench, `PASSED|FAILED <id>` for
-    /// Harbor; exit 0 only when every graded test passed.
+    /// Harbor; exit 0 only when every graded test passed. The exit status is the verdict's,
+    /// not Maven's: Maven fails when a test it ran that is not graded fails (a class the
+    /// command selects whole, a method a prefix pattern adds), and SWE-bench 5 refuses a log
+    /// whose command failed while every parsed test passed (`patch_successfully_applied`
+    /// false: joda-time's gold patches, beside its 6 tests that fail on the clean code too).
     fn harness_run(
         &self,
         harness: crate::toolchain::Harness,
@@ -348,9 +352,9 @@ impl Toolchain for JavaMaven {
         let mvn = grading.line_with(&[]);
         let command = match harness {
             crate::toolchain::Harness::SweBench => format!(
-                "{{ {clean}; {mvn} > {log} 2>&1; status=$?; \
+                "{{ {clean}; {mvn} > {log} 2>&1; \
                  sed -e 's/-Dtest=/-Dtest =/g' -e 's/BUILD \\(SUCCESS\\|FAILURE\\)/BUILD: \\1/' {log}; \
-                 python3 {verdict_q} --swebench {ids}; sleep 1; }} 2>/dev/null; (exit $status)",
+                 python3 {verdict_q} --swebench {ids}; status=$?; sleep 1; }} 2>/dev/null; (exit $status)",
                 verdict_q = q(&verdict),
             ),
             crate::toolchain::Harness::Harbor => format!(

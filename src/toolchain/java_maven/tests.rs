@@ -169,6 +169,16 @@ fn the_harnesses_run_the_grading_command_and_read_the_surefire_reports() {
         "{}",
         sb.command
     );
+    // The command's status is the verdict's (a failing test that is not graded must not
+    // fail it: SWE-bench then calls the log inconsistent).
+    assert!(
+        sb.command
+            .contains("--swebench 'a.BTest#x' 'a.BTest#y'; status=$?;")
+            && sb.command.ends_with("(exit $status)")
+            && !sb.command.contains("2>&1; status=$?"),
+        "{}",
+        sb.command
+    );
     // Maven's own words are defused before the verdict's lines.
     assert!(
         sb.command.contains("s/-Dtest=/-Dtest =/g"),
