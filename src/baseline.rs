@@ -165,9 +165,9 @@ impl Baseline {
     /// fast tests takes twice the CPU of the clean run (`tests/fixtures/many_tests`). A mutant
     /// that loops forever under a few fast tests is stopped after three times the suite's
     /// fixed cost and a second of CPU (the resident runner takes its start off the limit). The
-    /// fixed CPU cost is at least [`Baseline::fixed_cpu_seconds`], where measured. Never more than [`Baseline::budget`]; the wall limit is at least
-    /// `min_wall` and twice the CPU limit. A test without a recorded duration counts as the
-    /// whole suite.
+    /// fixed CPU cost is at least [`Baseline::fixed_cpu_seconds`], where measured. Never more
+    /// than [`Baseline::budget`]; the wall limit is at least `min_wall` and twice the CPU limit.
+    /// A test without a recorded duration counts as the whole suite.
     pub fn budget_for(&self, tests: &[String], min_wall: Duration) -> RunBudget {
         let whole = self.budget();
         let all: f64 = self.durations.values().sum();
